@@ -1,0 +1,152 @@
+"""Recall latency as memory grows: `python -m bench.recall`.
+
+Seeds 1k, 10k and 100k beliefs across five members (and the shared scope) through the facade's
+write path, then times recall end to end through the facade: query embedding, the walled
+candidate search, ranking, and the receipt commit. Prints a table, then one JSON line per size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from memory import (
+    SHARED,
+    AccessContext,
+    Activity,
+    Assertion,
+    Memory,
+    Provenance,
+    make_embedder,
+    private_scope,
+)
+
+MEMBERS = ["Olivia", "Bob", "Alice", "Sam", "Priya"]
+SUBJECTS = ["my sister", "my brother", "the neighbour", "my boss", "grandma", "my friend Tom",
+            "the plumber", "our landlord", "my cousin", "the dentist", "my teacher", "the vet"]
+VERBS = ["likes", "hates", "is planning", "keeps talking about", "bought", "borrowed",
+         "recommended", "is worried about", "lost", "fixed", "painted", "forgot"]
+OBJECTS = ["the red bicycle", "a sourdough starter", "the garden shed", "a trip to Lisbon",
+           "the old piano", "jazz records", "the blue kettle", "a marathon", "the chess set",
+           "Thai curry", "the broken fence", "a new laptop", "the camping tent", "a puppy",
+           "the book club", "the tomato plants", "a pottery class", "the car insurance"]
+WHEN = ["on Monday", "last weekend", "in March", "every Friday", "since the summer",
+        "before Christmas", "after work", "this morning", "at the market", "in the attic"]
+QUERIES = ["what does my sister like", "the garden shed", "who borrowed the chess set",
+           "trip to Lisbon", "sourdough", "tomato plants", "what did the plumber fix",
+           "a new laptop", "the dentist", "pottery class on Friday", "car insurance",
+           "who is worried about the marathon", "the blue kettle", "jazz records"]
+
+
+def propositions(rng: random.Random, count: int, seen: set[str]) -> list[str]:
+    out: list[str] = []
+    while len(out) < count:
+        text = (f"{rng.choice(SUBJECTS).capitalize()} {rng.choice(VERBS)} "
+                f"{rng.choice(OBJECTS)} {rng.choice(WHEN)} (note {rng.randrange(10**6)})")
+        if text not in seen:
+            seen.add(text)
+            out.append(text)
+    return out
+
+
+def rss_mb() -> float:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def seed(memory: Memory, scopes: list[str], rng: random.Random, count: int,
+               seen: set[str]) -> None:
+    batch = 2000
+    for start in range(0, count, batch):
+        texts = propositions(rng, min(batch, count - start), seen)
+        items = [
+            Assertion(proposition=t, scope=rng.choice(scopes), provenance=Provenance.TOLD,
+                      source=f"bench:{start + i}")
+            for i, t in enumerate(texts)
+        ]
+        await memory.assert_beliefs(items)
+
+
+async def measure(memory: Memory, readers: list[AccessContext], rng: random.Random,
+                  queries: int) -> list[float]:
+    timings: list[float] = []
+    for _ in range(5):  # warm-up
+        await memory.recall(rng.choice(readers), rng.choice(QUERIES))
+    for _ in range(queries):
+        ctx, query = rng.choice(readers), rng.choice(QUERIES)
+        start = time.perf_counter()
+        await memory.recall(ctx, query)
+        timings.append((time.perf_counter() - start) * 1000)
+    return timings
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def run(sizes: list[int], queries: int, embedder_name: str) -> list[dict[str, object]]:
+    rng = random.Random(20261130)
+    results: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory() as folder:
+        memory = await Memory.open(Path(folder) / "bench.db", create=True,
+                                   embedder=make_embedder(embedder_name))
+        try:
+            people = [await memory.people.add(n, owner=i == 0) for i, n in enumerate(MEMBERS)]
+            scopes = [SHARED, *(private_scope(p.person_id) for p in people)]
+            readers = [AccessContext.for_member(p.person_id, Activity.DM_CONVERSATION,
+                                                "benchmark") for p in people]
+            seen: set[str] = set()
+            have = 0
+            for size in sorted(sizes):
+                t0 = time.perf_counter()
+                await seed(memory, scopes, rng, size - have, seen)
+                have = size
+                seeded_s = time.perf_counter() - t0
+                timings = await measure(memory, readers, rng, queries)
+                results.append({
+                    "bench": "recall",
+                    "beliefs": size,
+                    "p50_ms": round(percentile(timings, 0.50), 2),
+                    "p95_ms": round(percentile(timings, 0.95), 2),
+                    "rss_mb": round(rss_mb(), 1),
+                    "queries": queries,
+                    "embedder": embedder_name,
+                    "seed_s": round(seeded_s, 1),
+                })
+                print(f"  seeded {size} beliefs ({seeded_s:.1f}s), measured {queries} recalls",
+                      file=sys.stderr)
+        finally:
+            await memory.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--embedder", default="minilm", choices=["minilm", "none"])
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    results = asyncio.run(run(sizes, args.queries, args.embedder))
+    print(f"{'beliefs':>8} {'p50 ms':>8} {'p95 ms':>8} {'rss MB':>8}")
+    for r in results:
+        print(f"{r['beliefs']:>8} {r['p50_ms']:>8} {r['p95_ms']:>8} {r['rss_mb']:>8}")
+    for r in results:
+        print(json.dumps(r))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,476 @@
+"""The `hearth` command: a thin shell over the memory facade (DESIGN §11).
+
+Owns: parsing arguments, opening memory with the configured database and embedder, and printing
+results. Must not: hold SQL or policy; every read goes through `memory.Memory`. Bad input gets
+one clear line on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from bot.settings import ConfigError, Settings, load_settings
+from memory import (
+    AccessContext,
+    Activity,
+    HearthError,
+    Memory,
+    Person,
+    Sensitivity,
+    make_embedder,
+    private_scope,
+    utc_now,
+)
+
+log = logging.getLogger("hearth.cli")
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+_ACTIVITIES = [a.value for a in Activity]
+_GRANTABLE_CLASSES = [Sensitivity.HEALTH.value, Sensitivity.FINANCE.value]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage mistake as one line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"hearth: {message} (see `{self.prog} --help`)\n")
+
+
+def _db_option(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    parser.add_argument(
+        "--db",
+        type=Path,
+        default=None if top else argparse.SUPPRESS,
+        help="the SQLite file (default: HEARTH_DB, else ./hearth.db)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI, in one place
+    parser = _Parser(prog="hearth", description="hearth: a household's companion on Telegram")
+    _db_option(parser, top=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        _db_option(p, top=False)
+        return p
+
+    people = command("people", "list, add or remove household members")
+    people_sub = people.add_subparsers(dest="people_command", metavar="ACTION",
+                                       parser_class=_Parser)
+    people_list = people_sub.add_parser("list", help="list members")
+    _db_option(people_list, top=False)
+    people_add = people_sub.add_parser("add", help="register a member")
+    _db_option(people_add, top=False)
+    people_add.add_argument("name")
+    people_add.add_argument("--telegram-id", type=int, default=None)
+    people_add.add_argument("--owner", action="store_true", help="the household's owner")
+    people_remove = people_sub.add_parser("remove", help="remove a member and purge their data")
+    _db_option(people_remove, top=False)
+    people_remove.add_argument("name")
+
+    remember = command("remember", "tell her a fact directly, as NAME")
+    remember.add_argument("--as", dest="as_name", required=True, metavar="NAME")
+    remember.add_argument("--shared", action="store_true", help="a household fact")
+    remember.add_argument("text", nargs="+")
+
+    recall = command("recall", "what a read in that context returns, through the gate")
+    recall.add_argument("--as", dest="as_name", required=True, metavar="NAME")
+    recall.add_argument("--group", action="store_true", help="read for the household group")
+    recall.add_argument("--activity", choices=_ACTIVITIES, default=None)
+    recall.add_argument("--limit", type=int, default=8)
+    recall.add_argument("query", nargs="+")
+
+    inspect = command("inspect", "what she knows about NAME, as NAME may see it")
+    inspect.add_argument("--as", dest="as_name", required=True, metavar="NAME")
+
+    forget = command("forget", "forget NAME's beliefs matching TEXT")
+    forget.add_argument("--as", dest="as_name", required=True, metavar="NAME")
+    forget.add_argument("--shared", action="store_true", help="shared beliefs (owner only)")
+    forget.add_argument("text", nargs="+")
+
+    grant = command("grant", "a standing grant over NAME's own facts")
+    grant.add_argument("--as", dest="as_name", required=True, metavar="NAME")
+    grant.add_argument("activity", choices=_ACTIVITIES)
+    grant.add_argument("sensitivity", metavar="CLASS")
+    grant.add_argument("--days", type=float, default=None)
+    grant.add_argument("--shared", action="store_true", help="over shared facts (owner only)")
+    grant.add_argument("--for", dest="beneficiary", default=None, metavar="NAME",
+                       help="only for work done for this member")
+    grant.add_argument("--note", default="")
+
+    revoke = command("revoke", "revoke NAME's grant at once")
+    revoke.add_argument("--as", dest="as_name", required=True, metavar="NAME")
+    revoke.add_argument("activity", choices=_ACTIVITIES)
+    revoke.add_argument("sensitivity", metavar="CLASS")
+    revoke.add_argument("--shared", action="store_true")
+
+    grants = command("grants", "list standing grants")
+    grants.add_argument("--as", dest="as_name", default=None, metavar="NAME")
+
+    receipts = command("receipts", "show the read ledger, or verify its chain")
+    receipts.add_argument("action", nargs="?", choices=["verify"], default=None)
+    receipts.add_argument("--as", dest="as_name", default=None, metavar="NAME",
+                          help="reads that used NAME's facts")
+    receipts.add_argument("--limit", type=int, default=50)
+
+    export = command("export", "everything NAME may see about themselves, as JSON")
+    export.add_argument("--as", dest="as_name", required=True, metavar="NAME")
+
+    command("doctor", "check the configuration, the database and the embedder; one line each")
+
+    backup = command("backup", "an online, consistent copy of the database")
+    backup.add_argument("path", type=Path)
+    restore = command("restore", "replace the database with a backup")
+    restore.add_argument("path", type=Path)
+    return parser
+
+
+# --- running -----------------------------------------------------------------------------------
+
+
+class Failure(HearthError):
+    """A command that cannot do what was asked; its message is the one line shown."""
+
+
+def _print(line: str = "") -> None:
+    sys.stdout.write(line + "\n")
+
+
+async def _open(settings: Settings, db: Path, *, create: bool = False,
+                embed: bool = False) -> Memory:
+    embedder = make_embedder(settings.embedder) if embed else None
+    return await Memory.open(db, embedder=embedder, create=create)
+
+
+async def _person(memory: Memory, name: str) -> Person:
+    return await memory.person_named(name)
+
+
+def _context_for_recall(person: Person, group: bool, activity: Activity | None) -> AccessContext:
+    purpose = "a read from the command line"
+    if activity is None:
+        activity = Activity.GROUP_CONVERSATION if group else Activity.DM_CONVERSATION
+    if activity == Activity.OWNER_AUDIT:
+        return AccessContext.for_audit(person.person_id, purpose)
+    if activity == Activity.CONSOLIDATION:
+        return AccessContext.for_batch("shared" if group else private_scope(person.person_id),
+                                       purpose)
+    try:
+        if group:
+            return AccessContext.for_group(activity, purpose, actor=person.person_id)
+        return AccessContext.for_member(person.person_id, activity, purpose)
+    except ValueError:
+        where = "in the household group" if group else "for one member"
+        raise Failure(f"{activity} is not a read {where}") from None
+
+
+def _sensitivity(value: str) -> Sensitivity:
+    try:
+        return Sensitivity(value.lower())
+    except ValueError:
+        raise Failure(
+            f"unknown class {value!r}: choose one of {', '.join(_GRANTABLE_CLASSES)}"
+        ) from None
+
+
+def _scope_label(scope: str, person: Person | None = None) -> str:
+    if scope == "shared":
+        return "shared"
+    if person is not None and scope == private_scope(person.person_id):
+        return "private"
+    return "private"
+
+
+async def _run(args: argparse.Namespace, settings: Settings) -> int:
+    db: Path = args.db or settings.db
+    cmd = args.command
+
+    if cmd == "restore":
+        return await _restore(db, args.path)
+    if cmd == "doctor":
+        return await _doctor(settings, db)
+
+    if cmd == "people":
+        action = args.people_command or "list"
+        memory = await _open(settings, db, create=action == "add")
+        try:
+            if action == "add":
+                person = await memory.people.add(
+                    args.name, telegram_id=args.telegram_id, owner=args.owner
+                )
+                role = " as the owner" if person.is_owner else ""
+                _print(f"added {person.name} ({person.person_id}){role}")
+            elif action == "remove":
+                person = await _person(memory, args.name)
+                count = await memory.remove_person(person.person_id)
+                _print(f"removed {person.name} and purged {count} belief(s)")
+            else:
+                people = await memory.people.list()
+                if not people:
+                    _print("no members yet: add one with `hearth people add NAME --owner`")
+                for p in people:
+                    tg = f"telegram {p.telegram_id}" if p.telegram_id is not None else "-"
+                    _print(f"{p.name}\t{p.person_id}\t{tg}\t{'owner' if p.is_owner else 'member'}")
+        finally:
+            await memory.close()
+        return EXIT_OK
+
+    embed = cmd in ("remember", "recall")
+    memory = await _open(settings, db, embed=embed)
+    try:
+        return await _COMMANDS[cmd](memory, args)
+    finally:
+        await memory.close()
+
+
+async def _remember(memory: Memory, args: argparse.Namespace) -> int:
+    person = await _person(memory, args.as_name)
+    outcome = await memory.remember(person.person_id, " ".join(args.text), shared=args.shared)
+    if outcome.status == "refused":
+        raise Failure(f"not stored: {outcome.reason}")
+    if outcome.status == "dropped":
+        _print(f"already counted: belief #{outcome.belief_id}")
+    elif outcome.status == "created":
+        _print(f"remembered: belief #{outcome.belief_id}")
+    else:
+        _print(f"reinforced: belief #{outcome.belief_id}")
+    return EXIT_OK
+
+
+async def _recall(memory: Memory, args: argparse.Namespace) -> int:
+    person = await _person(memory, args.as_name)
+    activity = Activity(args.activity) if args.activity else None
+    ctx = _context_for_recall(person, args.group, activity)
+    found = await memory.recall(ctx, " ".join(args.query), limit=args.limit)
+    if not found:
+        _print("nothing recalled")
+    for item in found:
+        b = item.belief
+        _print(
+            f"#{b.belief_id}\t{b.confidence:.2f}\t{_scope_label(b.scope, person)}\t"
+            f"{b.sensitivity}\t{b.proposition}"
+        )
+    return EXIT_OK
+
+
+async def _inspect(memory: Memory, args: argparse.Namespace) -> int:
+    person = await _person(memory, args.as_name)
+    ctx = AccessContext.for_member(
+        person.person_id, Activity.MEMBER_INSPECT, "the member asked what she knows about them"
+    )
+    found = await memory.inspect(ctx)
+    if not found:
+        _print(f"she knows nothing about {person.name} yet")
+    for b in found:
+        _print(
+            f"#{b.belief_id}\t{b.confidence:.2f}\t{b.status}\t{_scope_label(b.scope, person)}\t"
+            f"{b.sensitivity}\t{b.proposition}\t({b.evidence_count} source(s))"
+        )
+    return EXIT_OK
+
+
+async def _forget(memory: Memory, args: argparse.Namespace) -> int:
+    person = await _person(memory, args.as_name)
+    ctx = AccessContext.for_member(
+        person.person_id, Activity.MEMBER_INSPECT, "the member asked to forget"
+    )
+    count = await memory.forget(ctx, " ".join(args.text), shared=args.shared)
+    _print(f"forgot {count} belief(s)")
+    return EXIT_OK
+
+
+async def _grant(memory: Memory, args: argparse.Namespace) -> int:
+    person = await _person(memory, args.as_name)
+    beneficiary = None
+    if args.beneficiary:
+        beneficiary = (await _person(memory, args.beneficiary)).person_id
+    grant = await memory.grant(
+        person.person_id,
+        Activity(args.activity),
+        _sensitivity(args.sensitivity),
+        days=args.days,
+        shared=args.shared,
+        beneficiary_id=beneficiary,
+        note=args.note,
+    )
+    whose = "shared facts" if args.shared else f"{person.name}'s facts"
+    until = f" until {grant.expires_at}" if grant.expires_at else ""
+    _print(f"granted {grant.activity} {grant.sensitivity} over {whose}{until} "
+           f"(grant #{grant.grant_id})")
+    return EXIT_OK
+
+
+async def _revoke(memory: Memory, args: argparse.Namespace) -> int:
+    person = await _person(memory, args.as_name)
+    count = await memory.revoke(
+        person.person_id, Activity(args.activity), _sensitivity(args.sensitivity),
+        shared=args.shared,
+    )
+    if count == 0:
+        raise Failure(f"no active grant of {args.activity} {args.sensitivity} to revoke")
+    _print(f"revoked {count} grant(s)")
+    return EXIT_OK
+
+
+async def _grants(memory: Memory, args: argparse.Namespace) -> int:
+    grantor = None
+    if args.as_name:
+        grantor = (await _person(memory, args.as_name)).person_id
+    names = {p.person_id: p.name for p in await memory.people.list()}
+    found = await memory.grants(grantor)
+    if not found:
+        _print("no grants")
+    now = utc_now().isoformat()
+    for g in found:
+        state = "revoked" if g.revoked_at else ("active" if g.is_active(now) else "expired")
+        over = "shared" if g.scope == "shared" else names.get(g.grantor_id, g.grantor_id)
+        who = names.get(g.beneficiary_id, "anyone") if g.beneficiary_id else "anyone"
+        until = g.expires_at or "no expiry"
+        _print(f"#{g.grant_id}\t{over}\t{g.activity}\t{g.sensitivity}\tfor {who}\t{until}\t"
+               f"{state}\t{g.note}")
+    return EXIT_OK
+
+
+async def _receipts(memory: Memory, args: argparse.Namespace) -> int:
+    if args.action == "verify":
+        checked, broken = await memory.verify_receipts()
+        if broken is not None:
+            seq, reason = broken
+            _print(f"ledger broken at receipt #{seq}: {reason}")
+            return EXIT_FAIL
+        _print(f"ledger intact: {checked} receipt(s) verified from genesis")
+        return EXIT_OK
+    if args.as_name:
+        person = await _person(memory, args.as_name)
+        found = await memory.receipts_about(person.person_id)
+        found = found[-args.limit:] if args.limit > 0 else found
+    else:
+        owner = await memory.people.owner()
+        if owner is None:
+            raise Failure("the ledger is the owner's to audit, and no owner is registered")
+        ctx = AccessContext.for_audit(owner.person_id, "the owner reviews the ledger")
+        found = await memory.receipts(ctx, limit=args.limit if args.limit > 0 else None)
+    names = {p.person_id: p.name for p in await memory.people.list()}
+    if not found:
+        _print("no receipts")
+    for r in found:
+        actor = names.get(r.actor, r.actor)
+        _print(f"#{r.seq}\t{r.at}\t{actor}\t{r.activity}\t{r.method}\t{r.purpose}\t"
+               f"returned {len(r.returned_ids)}\tsuppressed {r.suppressed}\t"
+               f"query {r.query_digest[:12]}")
+    return EXIT_OK
+
+
+async def _export(memory: Memory, args: argparse.Namespace) -> int:
+    person = await _person(memory, args.as_name)
+    ctx = AccessContext.for_member(
+        person.person_id, Activity.MEMBER_INSPECT, "the member exported their data"
+    )
+    document = await memory.export(ctx)
+    _print(json.dumps(document, indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
+async def _backup(memory: Memory, args: argparse.Namespace) -> int:
+    await memory.backup(args.path)
+    _print(f"backed up to {args.path}")
+    return EXIT_OK
+
+
+async def _restore(db: Path, source: Path) -> int:
+    await Memory.restore(source, db)
+    _print(f"restored {db} from {source}")
+    return EXIT_OK
+
+
+async def _doctor(settings: Settings, db: Path) -> int:
+    """One line per check; exit 1 if any check failed."""
+    failed = False
+
+    def report(ok: bool, line: str) -> None:
+        nonlocal failed
+        failed = failed or not ok
+        _print(f"{'ok  ' if ok else 'FAIL'}  {line}")
+
+    report(True, "configuration: readable")
+    report(settings.telegram_bot_token is not None,
+           "TELEGRAM_BOT_TOKEN: set" if settings.telegram_bot_token
+           else "TELEGRAM_BOT_TOKEN: not set (needed by `hearth run`)")
+    report(settings.owner_telegram_id is not None,
+           f"HEARTH_OWNER_TELEGRAM_ID: {settings.owner_telegram_id}"
+           if settings.owner_telegram_id is not None
+           else "HEARTH_OWNER_TELEGRAM_ID: not set (needed by `hearth run`)")
+    try:
+        memory = await Memory.open(db)
+    except HearthError as exc:
+        report(False, f"database: {exc}")
+    else:
+        try:
+            stats = await memory.stats()
+            checked, broken = await memory.verify_receipts()
+        finally:
+            await memory.close()
+        report(True, f"database {db}: {stats['people']} member(s), {stats['beliefs']} "
+                     f"belief(s), {stats['turns']} line(s)")
+        report(broken is None, f"ledger: {checked} receipt(s) intact" if broken is None
+               else f"ledger: broken at receipt #{broken[0]}: {broken[1]}")
+    try:
+        embedder = await asyncio.to_thread(make_embedder, settings.embedder)
+        if embedder is None:
+            report(True, "embedder: none (keyword-only recall)")
+        else:
+            vector = await asyncio.to_thread(embedder.embed, ["hello"])
+            report(vector.shape == (1, embedder.dim),
+                   f"embedder {embedder.name}: loaded offline, {embedder.dim} dimensions")
+    except Exception as exc:  # noqa: BLE001 -- any failure to load is one FAIL line
+        report(False, f"embedder: {type(exc).__name__}: {exc}")
+    return EXIT_FAIL if failed else EXIT_OK
+
+
+_COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], Awaitable[int]]] = {
+    "remember": _remember,
+    "recall": _recall,
+    "inspect": _inspect,
+    "forget": _forget,
+    "grant": _grant,
+    "revoke": _revoke,
+    "grants": _grants,
+    "receipts": _receipts,
+    "export": _export,
+    "backup": _backup,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage mistake already reported in one line
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        settings = load_settings()
+        return asyncio.run(_run(args, settings))
+    except (HearthError, ConfigError) as exc:
+        sys.stderr.write(f"hearth: {exc}\n")
+        return EXIT_FAIL
+    except KeyboardInterrupt:
+        sys.stderr.write("hearth: interrupted\n")
+        return 130
+    except Exception as exc:
+        log.debug("unexpected failure", exc_info=True)
+        sys.stderr.write(f"hearth: unexpected error ({type(exc).__name__}): {exc}\n")
+        return EXIT_FAIL
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

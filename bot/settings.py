@@ -1,0 +1,109 @@
+"""Settings: the only reader of the environment (and of a `.env` file beside it).
+
+Names and meanings are a contract (DESIGN §10). `memory` and `soul` never read the environment:
+they get plain arguments from here. A bad value becomes one clear line, never a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from memory import HearthError
+
+
+class ConfigError(HearthError):
+    """The configuration cannot be used as it is."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        case_sensitive=False,
+        populate_by_name=True,
+    )
+
+    telegram_bot_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("TELEGRAM_BOT_TOKEN")
+    )
+    telegram_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("TELEGRAM_BASE_URL")
+    )
+    webhook_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("HEARTH_WEBHOOK_URL")
+    )
+    owner_telegram_id: int | None = Field(
+        default=None, validation_alias=AliasChoices("HEARTH_OWNER_TELEGRAM_ID")
+    )
+    db: Path = Field(default=Path("./hearth.db"), validation_alias=AliasChoices("HEARTH_DB"))
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL")
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY")
+    )
+    model: str | None = Field(default=None, validation_alias=AliasChoices("HEARTH_MODEL"))
+    tick_seconds: int = Field(
+        default=300, ge=5, validation_alias=AliasChoices("HEARTH_TICK_SECONDS")
+    )
+    dream_cron: str = Field(
+        default="0 3 * * *", validation_alias=AliasChoices("HEARTH_DREAM_CRON")
+    )
+    soul_dir: Path | None = Field(
+        default=None, validation_alias=AliasChoices("HEARTH_SOUL_DIR")
+    )
+    embedder: Literal["minilm", "none"] = Field(
+        default="minilm", validation_alias=AliasChoices("HEARTH_EMBEDDER")
+    )
+
+    @field_validator("embedder", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator(
+        "telegram_base_url", "webhook_url", "openai_base_url", "model", "soul_dir",
+        mode="before",
+    )
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("dream_cron")
+    @classmethod
+    def _five_fields(cls, value: str) -> str:
+        if len(value.split()) != 5:
+            raise ValueError("a cron schedule has five fields, like '0 3 * * *'")
+        return value
+
+
+_ENV_NAMES = {
+    "telegram_bot_token": "TELEGRAM_BOT_TOKEN",
+    "telegram_base_url": "TELEGRAM_BASE_URL",
+    "webhook_url": "HEARTH_WEBHOOK_URL",
+    "owner_telegram_id": "HEARTH_OWNER_TELEGRAM_ID",
+    "db": "HEARTH_DB",
+    "openai_base_url": "OPENAI_BASE_URL",
+    "openai_api_key": "OPENAI_API_KEY",
+    "model": "HEARTH_MODEL",
+    "tick_seconds": "HEARTH_TICK_SECONDS",
+    "dream_cron": "HEARTH_DREAM_CRON",
+    "soul_dir": "HEARTH_SOUL_DIR",
+    "embedder": "HEARTH_EMBEDDER",
+}
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the environment; a bad value raises ConfigError with one readable line."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]  # pydantic-settings kwargs
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else "configuration"
+        name = _ENV_NAMES.get(field, field)
+        raise ConfigError(f"bad configuration: {name}: {first['msg']}") from None

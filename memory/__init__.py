@@ -1,0 +1,65 @@
+"""hearth's memory: what she knows and who may see it.
+
+The facade (`Memory`) is the only door: every read takes an `AccessContext`, passes the scope
+wall, then the purpose lens, and is receipted. Nothing outside this package touches SQL.
+"""
+
+from memory.beliefs import Assertion, normalize
+from memory.embedder import Embedder, MiniLMEmbedder, make_embedder
+from memory.errors import HearthError, InvalidRequest, LedgerError, StoreError, UnknownPerson
+from memory.facade import Memory, utc_now
+from memory.models import (
+    SHARED,
+    AccessContext,
+    Activity,
+    Belief,
+    BeliefStatus,
+    Evidence,
+    Explanation,
+    Grant,
+    Kind,
+    Person,
+    Provenance,
+    Recalled,
+    Receipt,
+    Role,
+    Sensitivity,
+    Turn,
+    WriteOutcome,
+    private_scope,
+    scope_owner,
+)
+
+__all__ = [
+    "AccessContext",
+    "Activity",
+    "Assertion",
+    "Belief",
+    "BeliefStatus",
+    "Embedder",
+    "Evidence",
+    "Explanation",
+    "Grant",
+    "HearthError",
+    "InvalidRequest",
+    "Kind",
+    "LedgerError",
+    "Memory",
+    "MiniLMEmbedder",
+    "Person",
+    "Provenance",
+    "Recalled",
+    "Receipt",
+    "Role",
+    "SHARED",
+    "Sensitivity",
+    "StoreError",
+    "Turn",
+    "UnknownPerson",
+    "WriteOutcome",
+    "make_embedder",
+    "normalize",
+    "private_scope",
+    "scope_owner",
+    "utc_now",
+]

@@ -1,0 +1,853 @@
+"""The memory facade: the only door to what hearth remembers.
+
+Every read of remembered content goes through a method here that takes an `AccessContext`,
+embeds the wall's SQL predicate, applies the purpose lens to what the wall let through, and
+writes a receipt in the same transaction before returning. Writes return ids and statuses,
+never the stored text. There is no method that reads without a context, and no context that
+reads everything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from memory import beliefs as belief_ops
+from memory import recall as ranking
+from memory import wall
+from memory.classifier import classify
+from memory.embedder import Embedder
+from memory.embedder import Vectors as Matrix
+from memory.errors import InvalidRequest
+from memory.lens import GRANTABLE, may_use
+from memory.models import (
+    SHARED,
+    AccessContext,
+    Activity,
+    Belief,
+    Explanation,
+    Grant,
+    Kind,
+    Person,
+    Provenance,
+    Recalled,
+    Receipt,
+    Role,
+    Sensitivity,
+    Turn,
+    WriteOutcome,
+    private_scope,
+    scope_owner,
+)
+from memory.people import PeopleBook
+from memory.receipts import (
+    copy_secret,
+    first_broken_link,
+    load_secret,
+    receipt_from_row,
+    write_receipt,
+)
+from memory.secrets import mask_secrets
+from memory.store import Row, Store, Tx
+
+Clock = Callable[[], datetime]
+T = TypeVar("T")
+
+MAX_TURN_CHARS = 16_000
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Memory:
+    """One household's memory. Open with `Memory.open`, close with `close`."""
+
+    def __init__(
+        self,
+        store: Store,
+        secret: bytes,
+        embedder: Embedder | None,
+        clock: Clock,
+    ) -> None:
+        self._store = store
+        self._secret = secret
+        self._embedder = embedder
+        self._clock = clock
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hearth-cpu")
+        self._index: ranking.VectorIndex | None = (
+            None if embedder is None else ranking.VectorIndex(embedder.dim)
+        )
+        self.people = PeopleBook(store, self._now_text)
+
+    # --- life cycle --------------------------------------------------------------------------
+
+    @classmethod
+    async def open(
+        cls,
+        path: Path | str,
+        *,
+        embedder: Embedder | None = None,
+        create: bool = False,
+        clock: Clock = utc_now,
+    ) -> Memory:
+        """Open the household's database. Only `create=True` makes a new one."""
+        db_path = Path(path)
+        store = await Store.open(db_path, create=create)
+        try:
+            secret = load_secret(db_path, create=create)
+        except Exception:
+            await store.close()
+            raise
+        memory = cls(store, secret, embedder, clock)
+        try:
+            await memory._load_vectors()
+        except Exception:
+            await memory.close()
+            raise
+        return memory
+
+    async def close(self) -> None:
+        await self._store.close()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def checkpoint(self) -> None:
+        await self._store.checkpoint()
+
+    @property
+    def path(self) -> Path:
+        return self._store.path
+
+    async def backup(self, target: Path) -> None:
+        """An online, consistent copy of the database, with the install secret beside it."""
+        if target.exists():  # noqa: ASYNC240 -- one stat before a one-off copy
+            raise InvalidRequest(f"{target} already exists; choose a new file")
+        await self._store.backup_to(target)
+        copy_secret(self.path, target)
+
+    @classmethod
+    async def restore(cls, source: Path, target: Path) -> None:
+        """Replace `target` with a backup made by `backup`, after checking both open."""
+        if not source.exists():  # noqa: ASYNC240 -- one stat before a one-off restore
+            raise InvalidRequest(f"no backup at {source}")
+        backup = await cls.open(source)
+        try:
+            if target.exists():  # noqa: ASYNC240 -- as above
+                current = await cls.open(target)
+                await current.close()
+            staging = target.with_name(target.name + ".restoring")
+            staging.unlink(missing_ok=True)
+            await backup._store.backup_to(staging)
+        finally:
+            await backup.close()
+        for suffix in ("-wal", "-shm"):
+            target.with_name(target.name + suffix).unlink(missing_ok=True)
+        staging.replace(target)
+        copy_secret(source, target)
+
+    def _now(self) -> datetime:
+        return self._clock()
+
+    def _now_text(self) -> str:
+        return self._clock().isoformat()
+
+    async def _off_loop(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+
+    async def _embed(self, texts: list[str]) -> Matrix | None:
+        embedder = self._embedder
+        if embedder is None or not texts:
+            return None
+        return await self._off_loop(lambda: embedder.embed(texts))
+
+    async def _load_vectors(self) -> None:
+        """Build the per-scope matrices; embed beliefs written while no embedder was set."""
+        if self._embedder is None or self._index is None:
+            return
+        model = self._embedder.name
+        async with self._store.transaction() as tx:
+            # Index maintenance, not a read for anyone: vectors go into per-scope matrices
+            # that only a walled recall ever searches.
+            rows = await tx.fetchall(
+                "SELECT b.belief_id, b.scope, v.vector FROM beliefs b JOIN belief_vectors v"
+                " ON v.belief_id = b.belief_id AND v.model = ? ORDER BY b.belief_id",
+                (model,),
+            )
+            missing = await tx.fetchall(
+                "SELECT b.belief_id, b.scope, b.proposition FROM beliefs b WHERE NOT EXISTS"
+                " (SELECT 1 FROM belief_vectors v WHERE v.belief_id = b.belief_id"
+                "  AND v.model = ?) ORDER BY b.belief_id",
+                (model,),
+            )
+        by_scope: dict[str, tuple[list[int], list[bytes]]] = {}
+        for row in rows:
+            ids, blobs = by_scope.setdefault(str(row["scope"]), ([], []))
+            ids.append(int(row["belief_id"]))
+            blobs.append(bytes(row["vector"]))
+        dim = self._embedder.dim
+        for scope, (ids, blobs) in by_scope.items():
+            matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), dim)
+            self._index.add(scope, ids, matrix)
+        if missing:
+            await self._store_vectors(
+                [(int(r["belief_id"]), str(r["scope"]), str(r["proposition"])) for r in missing]
+            )
+
+    async def _store_vectors(self, items: Sequence[tuple[int, str, str]]) -> None:
+        if self._embedder is None or self._index is None or not items:
+            return
+        vectors = await self._embed([text for _, _, text in items])
+        if vectors is None:
+            return
+        model = self._embedder.name
+        async with self._store.transaction() as tx:
+            alive = {
+                int(r["belief_id"])
+                for r in await tx.fetchall(
+                    f"SELECT belief_id FROM beliefs WHERE belief_id IN "
+                    f"({', '.join('?' for _ in items)})",
+                    [belief_id for belief_id, _, _ in items],
+                )
+            }
+            await tx.executemany(
+                "INSERT OR REPLACE INTO belief_vectors(belief_id, model, vector) VALUES (?, ?, ?)",
+                [
+                    (belief_id, model, vectors[i].tobytes())
+                    for i, (belief_id, _, _) in enumerate(items)
+                    if belief_id in alive
+                ],
+            )
+        by_scope: dict[str, list[int]] = {}
+        for i, (belief_id, scope, _) in enumerate(items):
+            if belief_id in alive and not self._index.has(belief_id):
+                by_scope.setdefault(scope, []).append(i)
+        for scope, rows in by_scope.items():
+            self._index.add(scope, [items[i][0] for i in rows], vectors[rows])
+
+    # --- the receipted read ------------------------------------------------------------------
+
+    async def _read(
+        self,
+        ctx: AccessContext,
+        method: str,
+        query: str,
+        body: Callable[[Tx], Awaitable[tuple[T, list[int], list[str], int]]],
+    ) -> T:
+        """Run a read and write its receipt in one transaction; the receipt commits with it."""
+        async with self._store.transaction() as tx:
+            result, ids, scopes, suppressed = await body(tx)
+            await write_receipt(
+                tx,
+                secret=self._secret,
+                ctx=ctx,
+                method=method,
+                query=query,
+                returned_ids=ids,
+                scopes=scopes,
+                suppressed=suppressed,
+                now=self._now_text(),
+            )
+        return result
+
+    async def _grants_for(self, tx: Tx, ctx: AccessContext) -> list[Grant]:
+        scope_sql, scope_params = wall.predicate(ctx, "scope")
+        rows = await tx.fetchall(
+            f"SELECT * FROM grants WHERE {scope_sql} AND activity = ? AND revoked_at IS NULL",
+            (*scope_params, ctx.activity.value),
+        )
+        return [_grant_from_row(r) for r in rows]
+
+    def _lens(
+        self, ctx: AccessContext, grants: list[Grant]
+    ) -> Callable[[str, Sensitivity], bool]:
+        now = self._now_text()
+        return lambda scope, sensitivity: may_use(ctx, scope, sensitivity, grants, now)
+
+    # --- writes ------------------------------------------------------------------------------
+
+    async def append_turn(
+        self,
+        *,
+        chat_id: str,
+        speaker_id: str | None,
+        role: Role,
+        scope: str,
+        text: str,
+    ) -> int:
+        """Store one transcript line with secret tokens masked; returns its id, nothing more."""
+        scope_owner(scope)
+        if not text.strip():
+            raise InvalidRequest("an empty line is not stored")
+        if len(text) > MAX_TURN_CHARS:
+            raise InvalidRequest(f"a line is at most {MAX_TURN_CHARS} characters")
+        masked = mask_secrets(text.replace("\x00", ""))
+        async with self._store.transaction() as tx:
+            return await tx.execute(
+                "INSERT INTO turns(chat_id, speaker_id, role, scope, sensitivity, text, at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (chat_id, speaker_id, role.value, scope, classify(masked).value, masked,
+                 self._now_text()),
+            )
+
+    async def remember(
+        self,
+        person_id: str,
+        text: str,
+        *,
+        shared: bool = False,
+        kind: Kind = Kind.FACT,
+        subject_id: str | None = None,
+    ) -> WriteOutcome:
+        """A member tells her a fact directly: a `told` belief in their scope (or shared)."""
+        person = await self.people.get(person_id)
+        scope = SHARED if shared else private_scope(person.person_id)
+        now = self._now_text()
+        item = belief_ops.Assertion(
+            proposition=text,
+            scope=scope,
+            provenance=Provenance.TOLD,
+            source=f"statement:{person.person_id}:{now}",
+            kind=kind,
+            subject_id=subject_id,
+        )
+        (outcome,) = await self.assert_beliefs([item])
+        return outcome
+
+    async def assert_beliefs(self, items: Sequence[belief_ops.Assertion]) -> list[WriteOutcome]:
+        """Assert a batch of evidence in one transaction; embeddings are added after commit."""
+        for item in items:
+            scope_owner(item.scope)
+        now = self._now_text()
+        outcomes: list[WriteOutcome] = []
+        async with self._store.transaction() as tx:
+            for item in items:
+                outcomes.append(
+                    await belief_ops.assert_one(
+                        tx, item, secret=self._secret, now=now, classify=classify
+                    )
+                )
+        fresh = [
+            (int(outcome.belief_id), item.scope, belief_ops.check_text(item.proposition))
+            for item, outcome in zip(items, outcomes, strict=True)
+            if outcome.status == "created" and outcome.belief_id is not None
+        ]
+        await self._store_vectors(fresh)
+        return outcomes
+
+    async def _owned_visible(self, tx: Tx, ctx: AccessContext, belief_id: int) -> Row | None:
+        """A belief this member may change: visible to them and theirs (or shared, for the
+        owner)."""
+        rows = await belief_ops.fetch_visible(tx, ctx, "b.belief_id = ?", (belief_id,))
+        if not rows:
+            return None
+        row = rows[0]
+        owner = scope_owner(str(row["scope"]))
+        if owner == ctx.person_id:
+            return row
+        if owner is None and ctx.person_id is not None:
+            person = await self.people.get(ctx.person_id, tx=tx)
+            return row if person.is_owner else None
+        return None
+
+    async def set_sensitivity(
+        self, ctx: AccessContext, belief_id: int, sensitivity: Sensitivity
+    ) -> bool:
+        """An explicit override of a belief's class, by its owner; it wins over the classifier
+        both ways. Returns False, as for a missing belief, when it is not theirs."""
+        async with self._store.transaction() as tx:
+            if await self._owned_visible(tx, ctx, belief_id) is None:
+                return False
+            await belief_ops.set_sensitivity(
+                tx, belief_id, sensitivity, str(ctx.person_id), self._now_text()
+            )
+        return True
+
+    async def link_contradiction(self, ctx: AccessContext, a: int, b: int) -> bool:
+        """Mark two beliefs of one scope as unable to both hold."""
+        if a == b:
+            return False
+        async with self._store.transaction() as tx:
+            rows = await belief_ops.fetch_visible(
+                tx, ctx, "b.belief_id IN (?, ?)", (a, b)
+            )
+            if len(rows) != 2 or rows[0]["scope"] != rows[1]["scope"]:
+                return False
+            await tx.execute(
+                "INSERT OR IGNORE INTO contradictions(low_id, high_id, at) VALUES (?, ?, ?)",
+                (min(a, b), max(a, b), self._now_text()),
+            )
+        return True
+
+    async def supersede(self, ctx: AccessContext, old: int, new: int) -> bool:
+        """The newer belief supersedes the older one of the same scope; nothing is deleted."""
+        if old == new:
+            return False
+        async with self._store.transaction() as tx:
+            rows = {
+                int(r["belief_id"]): r
+                for r in await belief_ops.fetch_visible(
+                    tx, ctx, "b.belief_id IN (?, ?)", (old, new)
+                )
+            }
+            if len(rows) != 2 or rows[old]["scope"] != rows[new]["scope"]:
+                return False
+            ends = rows[new]["valid_from"] or self._now_text()
+            await tx.execute(
+                "UPDATE beliefs SET superseded_by = ?, valid_to = ?, updated_at = ?"
+                " WHERE belief_id = ?",
+                (new, ends, self._now_text(), old),
+            )
+        return True
+
+    # --- reads -------------------------------------------------------------------------------
+
+    async def recall(
+        self,
+        ctx: AccessContext,
+        query: str,
+        *,
+        limit: int = ranking.DEFAULT_LIMIT,
+        as_of: datetime | None = None,
+    ) -> list[Recalled]:
+        """The beliefs most relevant to `query` that this work may use; [] when none clear the
+        threshold. `as_of` asks what was believed true at that time."""
+        query_terms = ranking.terms(query)
+        semantic: dict[int, float] = {}
+        vector = await self._embed([query]) if query.strip() else None
+        if vector is not None and self._index is not None:
+            index, q = self._index, vector[0]
+            semantic = await self._off_loop(
+                lambda: index.search(ctx, q, ranking.CANDIDATES_PER_SOURCE)
+            )
+        use_semantic = self._embedder is not None
+        now = self._now()
+        when = (as_of or now).isoformat()
+
+        async def body(tx: Tx) -> tuple[list[Recalled], list[int], list[str], int]:
+            keyword_ids: list[int] = []
+            if query_terms:
+                wall_sql, wall_params = wall.predicate(ctx, "b.scope")
+                rows = await tx.fetchall(
+                    "SELECT f.rowid AS belief_id FROM beliefs_fts f"
+                    " JOIN beliefs b ON b.belief_id = f.rowid"
+                    f" WHERE beliefs_fts MATCH ? AND {wall_sql}"
+                    " ORDER BY f.rank LIMIT ?",
+                    (ranking.fts_query(query_terms), *wall_params,
+                     ranking.CANDIDATES_PER_SOURCE),
+                )
+                keyword_ids = [int(r["belief_id"]) for r in rows]
+            candidates = ranking.candidates(semantic, keyword_ids)
+            if not candidates:
+                return [], [], [], 0
+            marks = ", ".join("?" for _ in candidates)
+            rows = await belief_ops.fetch_visible(
+                tx,
+                ctx,
+                f"b.belief_id IN ({marks}) AND b.quarantined = 0"
+                " AND (b.valid_from IS NULL OR b.valid_from <= ?)"
+                " AND (b.valid_to IS NULL OR b.valid_to > ?)",
+                (*candidates, when, when),
+            )
+            lens = self._lens(ctx, await self._grants_for(tx, ctx))
+            recent = await self._recently_recalled(tx, ctx)
+            suppressed = 0
+            scored: list[Recalled] = []
+            for row in rows:
+                if not lens(str(row["scope"]), Sensitivity(row["sensitivity"])):
+                    suppressed += 1
+                    continue
+                belief = belief_ops.belief_from_row(row, now)
+                sim = semantic.get(belief.belief_id, 0.0) if use_semantic else None
+                overlap = ranking.keyword_overlap(query_terms, belief.proposition)
+                rel = ranking.relevance(sim, overlap)
+                if not ranking.clears_threshold(sim, rel):
+                    continue
+                score = ranking.blended(
+                    rel,
+                    belief.confidence,
+                    ranking.recency(belief.updated_at, now),
+                    float(row["salience"]),
+                    belief.belief_id in recent,
+                )
+                scored.append(
+                    Recalled(
+                        belief=belief,
+                        score=round(score, 4),
+                        semantic=round(sim or 0.0, 4),
+                        keyword=round(overlap, 4),
+                    )
+                )
+            scored.sort(key=lambda r: (-r.score, r.belief.belief_id))
+            top = scored[: max(0, limit)]
+            return (
+                top,
+                [r.belief.belief_id for r in top],
+                [r.belief.scope for r in top],
+                suppressed,
+            )
+
+        return await self._read(ctx, "recall", query, body)
+
+    async def _recently_recalled(self, tx: Tx, ctx: AccessContext) -> set[int]:
+        rows = await tx.fetchall(
+            "SELECT returned_ids FROM receipts WHERE actor = ? AND method = 'recall'"
+            " AND activity = ? ORDER BY seq DESC LIMIT ?",
+            (ctx.actor, ctx.activity.value, ranking.REPETITION_WINDOW),
+        )
+        return {int(i) for r in rows for i in json.loads(r["returned_ids"])}
+
+    async def inspect(self, ctx: AccessContext) -> list[Belief]:
+        """What she knows about this member, as they may see it: their own scope's beliefs and
+        shared beliefs about them."""
+        if ctx.person_id is None:
+            return []
+        now = self._now()
+        person_id = ctx.person_id
+
+        async def body(tx: Tx) -> tuple[list[Belief], list[int], list[str], int]:
+            rows = await belief_ops.fetch_visible(
+                tx,
+                ctx,
+                "(b.scope = ? OR b.subject_id = ?)",
+                (private_scope(person_id), person_id),
+            )
+            return self._lensed(ctx, rows, await self._grants_for(tx, ctx), now)
+
+        return await self._read(ctx, "inspect", "", body)
+
+    def _lensed(
+        self, ctx: AccessContext, rows: list[Row], grants: list[Grant], now: datetime
+    ) -> tuple[list[Belief], list[int], list[str], int]:
+        lens = self._lens(ctx, grants)
+        allowed = [r for r in rows if lens(str(r["scope"]), Sensitivity(r["sensitivity"]))]
+        found = [belief_ops.belief_from_row(r, now) for r in allowed]
+        found.sort(key=lambda b: (-b.confidence, b.belief_id))
+        return (
+            found,
+            [b.belief_id for b in found],
+            [b.scope for b in found],
+            len(rows) - len(allowed),
+        )
+
+    async def explain(self, ctx: AccessContext, belief_id: int) -> Explanation | None:
+        """One belief with its evidence trail; None alike for a missing and a hidden one."""
+        now = self._now()
+
+        async def body(tx: Tx) -> tuple[Explanation | None, list[int], list[str], int]:
+            rows = await belief_ops.fetch_visible(tx, ctx, "b.belief_id = ?", (belief_id,))
+            found, ids, scopes, suppressed = self._lensed(
+                ctx, rows, await self._grants_for(tx, ctx), now
+            )
+            if not found:
+                return None, [], [], suppressed
+            row = rows[0]
+            explanation = Explanation(
+                belief=found[0],
+                evidence=await belief_ops.evidence_for(tx, belief_id),
+                contradicts=await belief_ops.contradicting_ids(tx, ctx, belief_id),
+                superseded_by=row["superseded_by"],
+            )
+            return explanation, ids, scopes, suppressed
+
+        return await self._read(ctx, "explain", str(belief_id), body)
+
+    async def conflicts(self, ctx: AccessContext) -> list[tuple[Belief, Belief]]:
+        """Pairs of contradicting beliefs, both of which this work may use."""
+        now = self._now()
+
+        async def body(
+            tx: Tx,
+        ) -> tuple[list[tuple[Belief, Belief]], list[int], list[str], int]:
+            rows = await belief_ops.fetch_visible(
+                tx,
+                ctx,
+                "b.belief_id IN (SELECT low_id FROM contradictions"
+                " UNION SELECT high_id FROM contradictions)",
+            )
+            found, _, _, suppressed = self._lensed(
+                ctx, rows, await self._grants_for(tx, ctx), now
+            )
+            usable = {b.belief_id: b for b in found}
+            marks = ", ".join("?" for _ in usable) or "NULL"
+            edges = await tx.fetchall(
+                f"SELECT low_id, high_id FROM contradictions WHERE low_id IN ({marks})"
+                f" AND high_id IN ({marks}) ORDER BY low_id, high_id",
+                (*usable, *usable),
+            )
+            pairs = [(usable[int(e["low_id"])], usable[int(e["high_id"])]) for e in edges]
+            ids = sorted({b.belief_id for pair in pairs for b in pair})
+            return pairs, ids, [usable[i].scope for i in ids], suppressed
+
+        return await self._read(ctx, "conflicts", "", body)
+
+    async def transcript(
+        self, ctx: AccessContext, *, chat_id: str | None = None, limit: int = 50
+    ) -> list[Turn]:
+        """Recent transcript lines this work may use, oldest first."""
+
+        async def body(tx: Tx) -> tuple[list[Turn], list[int], list[str], int]:
+            wall_sql, wall_params = wall.predicate(ctx, "scope")
+            chat_sql = "1" if chat_id is None else "chat_id = ?"
+            params: tuple[object, ...] = (*wall_params,) + (() if chat_id is None else (chat_id,))
+            rows = await tx.fetchall(
+                f"SELECT * FROM turns WHERE {wall_sql} AND {chat_sql}"
+                " ORDER BY turn_id DESC LIMIT ?",
+                (*params, max(0, limit)),
+            )
+            lens = self._lens(ctx, await self._grants_for(tx, ctx))
+            allowed = [r for r in rows if lens(str(r["scope"]), Sensitivity(r["sensitivity"]))]
+            turns = [_turn_from_row(r) for r in reversed(allowed)]
+            return (
+                turns,
+                [t.turn_id for t in turns],
+                [t.scope for t in turns],
+                len(rows) - len(allowed),
+            )
+
+        return await self._read(ctx, "transcript", chat_id or "", body)
+
+    async def export(self, ctx: AccessContext) -> dict[str, Any]:
+        """Everything this member may see about themselves, as one JSON-ready document."""
+        if ctx.activity != Activity.MEMBER_INSPECT or ctx.person_id is None:
+            raise InvalidRequest("an export is a member looking at their own view")
+        person = await self.people.get(ctx.person_id)
+        now = self._now()
+        scope = private_scope(person.person_id)
+
+        async def body(tx: Tx) -> tuple[dict[str, Any], list[int], list[str], int]:
+            grants = await self._grants_for(tx, ctx)
+            rows = await belief_ops.fetch_visible(
+                tx, ctx, "(b.scope = ? OR b.subject_id = ?)", (scope, person.person_id)
+            )
+            found, ids, scopes, suppressed = self._lensed(ctx, rows, grants, now)
+            beliefs = []
+            for belief in found:
+                evidence = await belief_ops.evidence_for(tx, belief.belief_id)
+                beliefs.append(
+                    belief.model_dump(mode="json")
+                    | {"evidence": [e.model_dump(mode="json") for e in evidence]}
+                )
+            turn_rows = await tx.fetchall(
+                "SELECT * FROM turns WHERE scope = ? ORDER BY turn_id", (scope,)
+            )
+            given = await tx.fetchall(
+                "SELECT * FROM grants WHERE grantor_id = ? ORDER BY grant_id",
+                (person.person_id,),
+            )
+            document = {
+                "person": person.model_dump(mode="json"),
+                "exported_at": now.isoformat(),
+                "beliefs": beliefs,
+                "transcript": [_turn_from_row(r).model_dump(mode="json") for r in turn_rows],
+                "grants_given": [_grant_from_row(r).model_dump(mode="json") for r in given],
+            }
+            return document, ids, scopes, suppressed
+
+        document = await self._read(ctx, "export", "", body)
+        document["reads_of_my_facts"] = [
+            r.model_dump(mode="json", exclude={"prev_hash", "hash"})
+            for r in await self.receipts_about(person.person_id)
+        ]
+        return document
+
+    # --- forgetting --------------------------------------------------------------------------
+
+    async def forget(self, ctx: AccessContext, text: str, *, shared: bool = False) -> int:
+        """Forget this member's beliefs whose proposition contains `text` (the owner may, with
+        `shared`, forget shared ones). Returns how many; the text is never stored."""
+        from memory.forget import forget_matching  # noqa: PLC0415 -- keeps the facade light
+
+        if ctx.person_id is None or ctx.activity != Activity.MEMBER_INSPECT:
+            raise InvalidRequest("forgetting is a member acting on their own view")
+        needle = belief_ops.normalize(text)
+        if not needle:
+            raise InvalidRequest("say what to forget: the text is empty")
+        person = await self.people.get(ctx.person_id)
+        if shared and not person.is_owner:
+            raise InvalidRequest("only the household's owner can forget shared beliefs")
+        scope = SHARED if shared else private_scope(person.person_id)
+
+        async def body(tx: Tx) -> tuple[list[int], list[int], list[str], int]:
+            gone = await forget_matching(
+                tx, scope=scope, needle=needle, secret=self._secret, now=self._now_text()
+            )
+            return gone, gone, [scope] * len(gone), 0
+
+        gone = await self._read(ctx, "forget", text, body)
+        if self._index is not None:
+            self._index.remove(gone)
+        await self._store.checkpoint()
+        return len(gone)
+
+    # --- grants ------------------------------------------------------------------------------
+
+    async def grant(
+        self,
+        grantor_id: str,
+        activity: Activity,
+        sensitivity: Sensitivity,
+        *,
+        days: float | None = None,
+        shared: bool = False,
+        beneficiary_id: str | None = None,
+        note: str = "",
+    ) -> Grant:
+        """A standing grant from a fact's owner opening one lens cell. Opens no wall."""
+        if sensitivity == Sensitivity.CREDENTIALS:
+            raise InvalidRequest("credentials are never granted to any activity")
+        if (activity, sensitivity) not in GRANTABLE:
+            raise InvalidRequest(
+                f"{activity} does not take grants for {sensitivity}"
+                " (see the policy table: only health and finance for group_conversation,"
+                " compaction, dream and proactive)"
+            )
+        if days is not None and days <= 0:
+            raise InvalidRequest("a grant must last a positive number of days")
+        person = await self.people.get(grantor_id)
+        if shared and not person.is_owner:
+            raise InvalidRequest("only the household's owner can grant over shared facts")
+        if beneficiary_id is not None:
+            await self.people.get(beneficiary_id)
+        now = self._now()
+        expires = None if days is None else (now + timedelta(days=days)).isoformat()
+        scope = SHARED if shared else private_scope(person.person_id)
+        async with self._store.transaction() as tx:
+            grant_id = await tx.execute(
+                "INSERT INTO grants(grantor_id, scope, activity, sensitivity, beneficiary_id,"
+                " note, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (person.person_id, scope, activity.value, sensitivity.value, beneficiary_id,
+                 note, now.isoformat(), expires),
+            )
+            row = await tx.fetchone("SELECT * FROM grants WHERE grant_id = ?", (grant_id,))
+        if row is None:
+            raise InvalidRequest("the grant could not be recorded")
+        return _grant_from_row(row)
+
+    async def revoke(
+        self,
+        grantor_id: str,
+        activity: Activity,
+        sensitivity: Sensitivity,
+        *,
+        shared: bool = False,
+    ) -> int:
+        """Revoke at once; the rows stay, marked. Returns how many were active."""
+        person = await self.people.get(grantor_id)
+        if shared and not person.is_owner:
+            raise InvalidRequest("only the household's owner can revoke grants over shared facts")
+        scope = SHARED if shared else private_scope(person.person_id)
+        async with self._store.transaction() as tx:
+            return await tx.execute(
+                "UPDATE grants SET revoked_at = ? WHERE grantor_id = ? AND scope = ?"
+                " AND activity = ? AND sensitivity = ? AND revoked_at IS NULL",
+                (self._now_text(), person.person_id, scope, activity.value, sensitivity.value),
+            )
+
+    async def grants(self, grantor_id: str | None = None) -> list[Grant]:
+        """Grants as rows (who opened what, for whom, until when); they hold no content."""
+        async with self._store.transaction() as tx:
+            if grantor_id is None:
+                rows = await tx.fetchall("SELECT * FROM grants ORDER BY grant_id")
+            else:
+                rows = await tx.fetchall(
+                    "SELECT * FROM grants WHERE grantor_id = ? ORDER BY grant_id", (grantor_id,)
+                )
+        return [_grant_from_row(r) for r in rows]
+
+    # --- the ledger --------------------------------------------------------------------------
+
+    async def receipts(self, ctx: AccessContext, *, limit: int | None = None) -> list[Receipt]:
+        """The ledger's metadata for the owner's audit; this read is receipted too."""
+        if ctx.activity != Activity.OWNER_AUDIT or ctx.person_id is None:
+            raise InvalidRequest("the whole ledger is the owner's audit")
+        if not (await self.people.get(ctx.person_id)).is_owner:
+            raise InvalidRequest("only the household's owner can audit the ledger")
+
+        async def body(tx: Tx) -> tuple[list[Receipt], list[int], list[str], int]:
+            rows = await tx.fetchall(
+                "SELECT * FROM receipts ORDER BY seq DESC LIMIT ?",
+                (-1 if limit is None else limit,),
+            )
+            return [receipt_from_row(r) for r in reversed(rows)], [], [], 0
+
+        return await self._read(ctx, "receipts", "", body)
+
+    async def receipts_about(self, person_id: str) -> list[Receipt]:
+        """Reads that used this member's private facts, or that they made themselves."""
+        scope = json.dumps(private_scope(person_id))
+        async with self._store.transaction() as tx:
+            rows = await tx.fetchall(
+                "SELECT * FROM receipts WHERE actor = ? OR instr(scopes, ?) > 0 ORDER BY seq",
+                (person_id, scope),
+            )
+        return [receipt_from_row(r) for r in rows]
+
+    async def verify_receipts(self) -> tuple[int, tuple[int, str] | None]:
+        """(rows checked, the first broken link or None)."""
+        async with self._store.transaction() as tx:
+            rows = await tx.fetchall("SELECT * FROM receipts ORDER BY rowid")
+        return len(rows), first_broken_link(rows)
+
+    # --- people ------------------------------------------------------------------------------
+
+    async def remove_person(self, person_id: str) -> int:
+        """Purge a member and everything they own; returns how many beliefs went with them."""
+        from memory.forget import purge_scope  # noqa: PLC0415
+
+        person = await self.people.get(person_id)
+        async with self._store.transaction() as tx:
+            gone = await purge_scope(tx, private_scope(person.person_id))
+            await tx.execute("DELETE FROM people WHERE person_id = ?", (person.person_id,))
+        if self._index is not None:
+            self._index.remove(gone)
+        await self._store.checkpoint()
+        return len(gone)
+
+    async def stats(self) -> dict[str, int]:
+        """Counts only: how many members, beliefs, lines and receipts. No content."""
+        async with self._store.transaction() as tx:
+            return {
+                table: int(await tx.scalar(f"SELECT count(*) FROM {table}"))
+                for table in ("people", "beliefs", "turns", "receipts")
+            }
+
+    async def person_named(self, name: str) -> Person:
+        return await self.people.by_name(name)
+
+
+def _grant_from_row(row: Row) -> Grant:
+    return Grant(
+        grant_id=int(row["grant_id"]),
+        grantor_id=str(row["grantor_id"]),
+        scope=str(row["scope"]),
+        activity=Activity(row["activity"]),
+        sensitivity=Sensitivity(row["sensitivity"]),
+        beneficiary_id=row["beneficiary_id"],
+        note=str(row["note"]),
+        created_at=str(row["created_at"]),
+        expires_at=row["expires_at"],
+        revoked_at=row["revoked_at"],
+    )
+
+
+def _turn_from_row(row: Row) -> Turn:
+    return Turn(
+        turn_id=int(row["turn_id"]),
+        chat_id=str(row["chat_id"]),
+        speaker_id=row["speaker_id"],
+        role=Role(row["role"]),
+        scope=str(row["scope"]),
+        sensitivity=Sensitivity(row["sensitivity"]),
+        text=str(row["text"]),
+        at=str(row["at"]),
+    )
+
+
+__all__ = ["Memory"]

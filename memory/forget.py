@@ -1,0 +1,98 @@
+"""Forgetting: beliefs, their evidence, vectors and index entries gone, their words scrubbed.
+
+Owns: removing a scope's matching beliefs, redacting the transcript lines they came from and
+any line of that scope that repeats them, recording keyed tombstones (no plaintext), and purging
+a whole scope when a member is removed. Must not: touch another scope, or keep the forgotten
+text anywhere (the store runs with secure_delete, and the FTS index is rebuilt so its segments
+no longer hold the words).
+"""
+
+from __future__ import annotations
+
+from memory.beliefs import normalize, tombstone_fingerprint
+from memory.store import Tx
+
+REDACTED = "[forgotten]"
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+async def forget_matching(
+    tx: Tx, *, scope: str, needle: str, secret: bytes, now: str
+) -> list[int]:
+    """Forget every belief of `scope` whose normalised proposition contains `needle`."""
+    rows = await tx.fetchall(
+        "SELECT belief_id, proposition, norm FROM beliefs WHERE scope = ?"
+        " AND norm LIKE ? ESCAPE '\\' ORDER BY belief_id",
+        (scope, f"%{_like_escape(needle)}%"),
+    )
+    if not rows:
+        return []
+    ids = [int(r["belief_id"]) for r in rows]
+    marks = ", ".join("?" for _ in ids)
+    source_turns = [
+        int(r["turn_id"])
+        for r in await tx.fetchall(
+            "SELECT DISTINCT et.turn_id FROM evidence_turns et JOIN evidence e"
+            f" ON e.evidence_id = et.evidence_id WHERE e.belief_id IN ({marks})",
+            ids,
+        )
+    ]
+    for row in rows:
+        await tx.execute(
+            "INSERT OR IGNORE INTO tombstones(fingerprint, at) VALUES (?, ?)",
+            (tombstone_fingerprint(secret, scope, str(row["norm"])), now),
+        )
+        await tx.execute(
+            "DELETE FROM sensitivity_overrides WHERE scope = ? AND norm = ?",
+            (scope, row["norm"]),
+        )
+    await tx.execute(f"DELETE FROM beliefs WHERE belief_id IN ({marks})", ids)
+    if source_turns:
+        turn_marks = ", ".join("?" for _ in source_turns)
+        await tx.execute(
+            f"UPDATE turns SET text = ? WHERE scope = ? AND turn_id IN ({turn_marks})",
+            (REDACTED, scope, *source_turns),
+        )
+    await _scrub_lines(tx, scope, {str(r["norm"]) for r in rows})
+    await _rebuild_index(tx)
+    return ids
+
+
+async def _scrub_lines(tx: Tx, scope: str, norms: set[str]) -> None:
+    """Redact every line of the scope that repeats a forgotten proposition, hers included."""
+    rows = await tx.fetchall(
+        "SELECT turn_id, text FROM turns WHERE scope = ? AND text != ?", (scope, REDACTED)
+    )
+    hit = [
+        int(r["turn_id"])
+        for r in rows
+        if any(norm in normalize(str(r["text"])) for norm in norms)
+    ]
+    for start in range(0, len(hit), 500):
+        chunk = hit[start : start + 500]
+        await tx.execute(
+            f"UPDATE turns SET text = ? WHERE turn_id IN ({', '.join('?' for _ in chunk)})",
+            (REDACTED, *chunk),
+        )
+
+
+async def _rebuild_index(tx: Tx) -> None:
+    # Deleted terms linger in FTS5 segments until a merge; optimize rewrites the index whole.
+    await tx.execute("INSERT INTO beliefs_fts(beliefs_fts) VALUES ('optimize')")
+
+
+async def purge_scope(tx: Tx, scope: str) -> list[int]:
+    """Remove everything a scope holds: beliefs, evidence, vectors, lines, overrides, grants."""
+    ids = [
+        int(r["belief_id"])
+        for r in await tx.fetchall("SELECT belief_id FROM beliefs WHERE scope = ?", (scope,))
+    ]
+    await tx.execute("DELETE FROM beliefs WHERE scope = ?", (scope,))
+    await tx.execute("DELETE FROM turns WHERE scope = ?", (scope,))
+    await tx.execute("DELETE FROM sensitivity_overrides WHERE scope = ?", (scope,))
+    await tx.execute("DELETE FROM grants WHERE scope = ?", (scope,))
+    await _rebuild_index(tx)
+    return ids

@@ -1,0 +1,140 @@
+"""Named schema migrations, applied in order, each recorded in its own transaction.
+
+Owns: the schema. Must not: be edited in place once released; a change is a new named step.
+Every content table carries a NOT NULL scope, so no row can fall outside the wall.
+"""
+
+from __future__ import annotations
+
+_SCOPE_CHECK = "CHECK (scope = 'shared' OR (scope LIKE 'private:_%'))"
+
+_INITIAL: tuple[str, ...] = (
+    """CREATE TABLE people (
+        person_id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        telegram_id INTEGER UNIQUE,
+        is_owner INTEGER NOT NULL DEFAULT 0 CHECK (is_owner IN (0, 1)),
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE UNIQUE INDEX people_one_owner ON people(is_owner) WHERE is_owner = 1",
+    f"""CREATE TABLE turns (
+        turn_id INTEGER PRIMARY KEY,
+        chat_id TEXT NOT NULL,
+        speaker_id TEXT REFERENCES people(person_id) ON DELETE SET NULL,
+        role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+        scope TEXT NOT NULL {_SCOPE_CHECK},
+        sensitivity TEXT NOT NULL,
+        text TEXT NOT NULL,
+        at TEXT NOT NULL
+    )""",
+    "CREATE INDEX turns_by_scope ON turns(scope, turn_id)",
+    "CREATE INDEX turns_by_chat ON turns(chat_id, turn_id)",
+    f"""CREATE TABLE beliefs (
+        belief_id INTEGER PRIMARY KEY,
+        proposition TEXT NOT NULL,
+        norm TEXT NOT NULL,
+        scope TEXT NOT NULL {_SCOPE_CHECK},
+        kind TEXT NOT NULL,
+        subject_id TEXT REFERENCES people(person_id) ON DELETE SET NULL,
+        sensitivity TEXT NOT NULL,
+        log_odds REAL NOT NULL DEFAULT 0,
+        version INTEGER NOT NULL DEFAULT 0,
+        quarantined INTEGER NOT NULL DEFAULT 0,
+        salience REAL NOT NULL DEFAULT 0.5,
+        valid_from TEXT,
+        valid_to TEXT,
+        superseded_by INTEGER REFERENCES beliefs(belief_id) ON DELETE SET NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        reinforced_at TEXT NOT NULL,
+        UNIQUE (scope, norm)
+    )""",
+    "CREATE INDEX beliefs_by_scope ON beliefs(scope, belief_id)",
+    "CREATE INDEX beliefs_by_subject ON beliefs(subject_id)",
+    """CREATE VIRTUAL TABLE beliefs_fts USING fts5(
+        proposition, content='beliefs', content_rowid='belief_id',
+        tokenize='unicode61 remove_diacritics 2'
+    )""",
+    """CREATE TRIGGER beliefs_fts_insert AFTER INSERT ON beliefs BEGIN
+        INSERT INTO beliefs_fts(rowid, proposition) VALUES (new.belief_id, new.proposition);
+    END""",
+    """CREATE TRIGGER beliefs_fts_delete AFTER DELETE ON beliefs BEGIN
+        INSERT INTO beliefs_fts(beliefs_fts, rowid, proposition)
+        VALUES ('delete', old.belief_id, old.proposition);
+    END""",
+    """CREATE TRIGGER beliefs_fts_update AFTER UPDATE OF proposition ON beliefs BEGIN
+        INSERT INTO beliefs_fts(beliefs_fts, rowid, proposition)
+        VALUES ('delete', old.belief_id, old.proposition);
+        INSERT INTO beliefs_fts(rowid, proposition) VALUES (new.belief_id, new.proposition);
+    END""",
+    """CREATE TABLE evidence (
+        evidence_id INTEGER PRIMARY KEY,
+        belief_id INTEGER NOT NULL REFERENCES beliefs(belief_id) ON DELETE CASCADE,
+        source TEXT NOT NULL,
+        sign INTEGER NOT NULL CHECK (sign IN (-1, 1)),
+        weight REAL NOT NULL CHECK (weight > 0 AND weight <= 1),
+        provenance TEXT NOT NULL,
+        reliability REAL NOT NULL,
+        version INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        UNIQUE (belief_id, source, sign)
+    )""",
+    """CREATE TABLE evidence_turns (
+        evidence_id INTEGER NOT NULL REFERENCES evidence(evidence_id) ON DELETE CASCADE,
+        turn_id INTEGER NOT NULL REFERENCES turns(turn_id) ON DELETE CASCADE,
+        PRIMARY KEY (evidence_id, turn_id)
+    )""",
+    "CREATE INDEX evidence_turns_by_turn ON evidence_turns(turn_id)",
+    """CREATE TABLE contradictions (
+        low_id INTEGER NOT NULL REFERENCES beliefs(belief_id) ON DELETE CASCADE,
+        high_id INTEGER NOT NULL REFERENCES beliefs(belief_id) ON DELETE CASCADE,
+        at TEXT NOT NULL,
+        PRIMARY KEY (low_id, high_id),
+        CHECK (low_id < high_id)
+    )""",
+    "CREATE INDEX contradictions_by_high ON contradictions(high_id)",
+    f"""CREATE TABLE sensitivity_overrides (
+        scope TEXT NOT NULL {_SCOPE_CHECK},
+        norm TEXT NOT NULL,
+        sensitivity TEXT NOT NULL,
+        set_by TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (scope, norm)
+    )""",
+    """CREATE TABLE belief_vectors (
+        belief_id INTEGER PRIMARY KEY REFERENCES beliefs(belief_id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL
+    )""",
+    "CREATE TABLE tombstones (fingerprint TEXT PRIMARY KEY, at TEXT NOT NULL)",
+    f"""CREATE TABLE grants (
+        grant_id INTEGER PRIMARY KEY,
+        grantor_id TEXT NOT NULL REFERENCES people(person_id) ON DELETE CASCADE,
+        scope TEXT NOT NULL {_SCOPE_CHECK},
+        activity TEXT NOT NULL,
+        sensitivity TEXT NOT NULL CHECK (sensitivity IN ('health', 'finance')),
+        beneficiary_id TEXT REFERENCES people(person_id) ON DELETE CASCADE,
+        note TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL,
+        expires_at TEXT,
+        revoked_at TEXT
+    )""",
+    "CREATE INDEX grants_by_scope ON grants(scope, activity, sensitivity)",
+    """CREATE TABLE receipts (
+        seq INTEGER PRIMARY KEY,
+        at TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        activity TEXT NOT NULL,
+        purpose TEXT NOT NULL,
+        method TEXT NOT NULL,
+        query_digest TEXT NOT NULL,
+        returned_ids TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        suppressed INTEGER NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL
+    )""",
+    "CREATE INDEX receipts_by_actor ON receipts(actor, method, seq)",
+)
+
+MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (("0001_initial", _INITIAL),)

@@ -1,0 +1,312 @@
+"""The vocabulary of memory: frozen records and the enums the gate speaks.
+
+Owns: Scope helpers, Sensitivity, Activity, Provenance, Kind, AccessContext and the read-side
+records the facade returns. Must not: touch the database or decide visibility (that is
+`memory.wall`) or purpose (that is `memory.lens`).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+SHARED = "shared"
+_PRIVATE_PREFIX = "private:"
+
+
+def private_scope(person_id: str) -> str:
+    """The scope of one member's private life."""
+    if not person_id or ":" in person_id:
+        raise ValueError("a private scope needs a plain person id")
+    return f"{_PRIVATE_PREFIX}{person_id}"
+
+
+def scope_owner(scope: str) -> str | None:
+    """The person a private scope belongs to; None for the shared scope."""
+    if scope == SHARED:
+        return None
+    if scope.startswith(_PRIVATE_PREFIX) and len(scope) > len(_PRIVATE_PREFIX):
+        return scope[len(_PRIVATE_PREFIX) :]
+    raise ValueError(f"not a scope: {scope!r}")
+
+
+def is_scope(value: str) -> bool:
+    try:
+        scope_owner(value)
+    except ValueError:
+        return False
+    return True
+
+
+class Sensitivity(enum.StrEnum):
+    ORDINARY = "ordinary"
+    HEALTH = "health"
+    FINANCE = "finance"
+    CREDENTIALS = "credentials"
+
+
+class Activity(enum.StrEnum):
+    DM_CONVERSATION = "dm_conversation"
+    GROUP_CONVERSATION = "group_conversation"
+    MEMBER_INSPECT = "member_inspect"
+    CONSOLIDATION = "consolidation"
+    COMPACTION = "compaction"
+    DREAM = "dream"
+    PROACTIVE = "proactive"
+    OWNER_AUDIT = "owner_audit"
+
+
+class Provenance(enum.StrEnum):
+    TOLD = "told"
+    OBSERVED = "observed"
+    CONSOLIDATED = "consolidated"
+    EXTRACTED = "extracted"
+    INFERRED = "inferred"
+
+
+RELIABILITY: dict[Provenance, float] = {
+    Provenance.TOLD: 0.95,
+    Provenance.OBSERVED: 0.90,
+    Provenance.CONSOLIDATED: 0.80,
+    Provenance.EXTRACTED: 0.75,
+    Provenance.INFERRED: 0.60,
+}
+
+# Provenances that come from background work, which a tombstone refuses.
+BACKGROUND_PROVENANCES = frozenset(
+    {Provenance.CONSOLIDATED, Provenance.EXTRACTED, Provenance.INFERRED}
+)
+
+
+class Kind(enum.StrEnum):
+    FACT = "fact"
+    PREFERENCE = "preference"
+    COMMITMENT = "commitment"
+    GOAL = "goal"
+    PERSON = "person"
+
+
+class Role(enum.StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+Audience = Literal["person", "group"]
+
+# Which audiences each activity may be read for. A group hears only what the household shares;
+# background lanes act for one person (or, for a group's own summary, for the group).
+_AUDIENCES: dict[Activity, frozenset[str]] = {
+    Activity.DM_CONVERSATION: frozenset({"person"}),
+    Activity.MEMBER_INSPECT: frozenset({"person"}),
+    Activity.GROUP_CONVERSATION: frozenset({"group"}),
+    Activity.CONSOLIDATION: frozenset({"person", "group"}),
+    Activity.COMPACTION: frozenset({"person", "group"}),
+    Activity.DREAM: frozenset({"person", "group"}),
+    Activity.PROACTIVE: frozenset({"person", "group"}),
+    Activity.OWNER_AUDIT: frozenset({"person"}),
+}
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AccessContext(Frozen):
+    """Who a read serves, for which activity, and why. Every facade read takes one.
+
+    There is no default activity and no empty purpose, so every call site names what the read
+    is for and every receipt carries it. `person_id` is the member talking, or the member a
+    background lane acts for; a group audience has none. `batch_scope` narrows a consolidation
+    lane to the one scope its batch came from.
+    """
+
+    activity: Activity
+    purpose: str
+    audience: Audience
+    person_id: str | None = None
+    actor: str
+    batch_scope: str | None = None
+
+    @field_validator("purpose")
+    @classmethod
+    def _purpose_is_not_empty(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("a read needs a non-empty purpose")
+        return value
+
+    @model_validator(mode="after")
+    def _shape_fits_activity(self) -> AccessContext:
+        if self.audience not in _AUDIENCES[self.activity]:
+            raise ValueError(f"{self.activity} cannot be read for a {self.audience} audience")
+        if self.audience == "person" and not self.person_id:
+            raise ValueError("a person audience needs a person_id")
+        if self.audience == "group" and self.person_id is not None:
+            raise ValueError("a group audience has no person_id")
+        if self.activity == Activity.CONSOLIDATION:
+            if self.batch_scope is None:
+                raise ValueError("consolidation reads need the batch's scope")
+            expected = SHARED if self.audience == "group" else private_scope(str(self.person_id))
+            if self.batch_scope != expected:
+                raise ValueError("a consolidation lane reads only its own batch's scope")
+        elif self.batch_scope is not None:
+            raise ValueError("only consolidation reads carry a batch scope")
+        return self
+
+    @classmethod
+    def for_member(cls, person_id: str, activity: Activity, purpose: str) -> AccessContext:
+        """A member talking or looking at their own view, or a lane acting for that member."""
+        return cls(
+            activity=activity,
+            purpose=purpose,
+            audience="person",
+            person_id=person_id,
+            actor=person_id if activity in _MEMBER_DRIVEN else "hearth",
+        )
+
+    @classmethod
+    def for_group(cls, activity: Activity, purpose: str, actor: str = "hearth") -> AccessContext:
+        """The household group as an audience: it sees the shared scope only."""
+        return cls(activity=activity, purpose=purpose, audience="group", actor=actor)
+
+    @classmethod
+    def for_batch(cls, scope: str, purpose: str) -> AccessContext:
+        """A consolidation lane over one isolated batch of one scope."""
+        owner = scope_owner(scope)
+        return cls(
+            activity=Activity.CONSOLIDATION,
+            purpose=purpose,
+            audience="group" if owner is None else "person",
+            person_id=owner,
+            actor="hearth",
+            batch_scope=scope,
+        )
+
+    @classmethod
+    def for_audit(cls, owner_id: str, purpose: str) -> AccessContext:
+        """The owner reviewing the ledger: metadata only, never content."""
+        return cls(
+            activity=Activity.OWNER_AUDIT,
+            purpose=purpose,
+            audience="person",
+            person_id=owner_id,
+            actor=owner_id,
+        )
+
+
+_MEMBER_DRIVEN = frozenset({Activity.DM_CONVERSATION, Activity.MEMBER_INSPECT})
+
+
+class Person(Frozen):
+    person_id: str
+    name: str
+    telegram_id: int | None
+    is_owner: bool
+    created_at: str
+
+
+class BeliefStatus(enum.StrEnum):
+    ACTIVE = "active"
+    QUARANTINED = "quarantined"
+    CONTRADICTED = "contradicted"
+    SUPERSEDED = "superseded"
+    STALE = "stale"
+
+
+class Belief(Frozen):
+    """A belief as a reader may see it: status is computed for this reader at read time."""
+
+    belief_id: int
+    proposition: str
+    scope: str
+    kind: Kind
+    subject_id: str | None
+    sensitivity: Sensitivity
+    confidence: float
+    status: BeliefStatus
+    evidence_count: int
+    valid_from: str | None
+    valid_to: str | None
+    created_at: str
+    updated_at: str
+
+
+class Evidence(Frozen):
+    source: str
+    sign: int
+    weight: float
+    provenance: Provenance
+    reliability: float
+    version: int
+    at: str
+
+
+class Explanation(Frozen):
+    belief: Belief
+    evidence: tuple[Evidence, ...]
+    contradicts: tuple[int, ...]
+    superseded_by: int | None
+
+
+class Recalled(Frozen):
+    belief: Belief
+    score: float
+    semantic: float
+    keyword: float
+
+
+class Turn(Frozen):
+    turn_id: int
+    chat_id: str
+    speaker_id: str | None
+    role: Role
+    scope: str
+    sensitivity: Sensitivity
+    text: str
+    at: str
+
+
+class Grant(Frozen):
+    grant_id: int
+    grantor_id: str
+    scope: str
+    activity: Activity
+    sensitivity: Sensitivity
+    beneficiary_id: str | None
+    note: str
+    created_at: str
+    expires_at: str | None
+    revoked_at: str | None
+
+    def is_active(self, now: str) -> bool:
+        if self.revoked_at is not None:
+            return False
+        return self.expires_at is None or self.expires_at > now
+
+
+class Receipt(Frozen):
+    seq: int
+    at: str
+    actor: str
+    activity: str
+    purpose: str
+    method: str
+    query_digest: str
+    returned_ids: tuple[int, ...]
+    scopes: tuple[str, ...]
+    suppressed: int
+    prev_hash: str
+    hash: str
+
+
+WriteStatus = Literal["created", "reinforced", "dropped", "refused"]
+
+
+class WriteOutcome(Frozen):
+    """What a write tells its caller: an id and what happened, never the stored text."""
+
+    status: WriteStatus
+    belief_id: int | None = None
+    reason: str | None = None

@@ -1,0 +1,176 @@
+"""The `hearth` command line, run in-process as a household would type it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+
+
+class Shell:
+    def __init__(self, db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.db = db
+        self.capsys = capsys
+
+    def __call__(self, *argv: str) -> tuple[int, str, str]:
+        code = main([*argv, "--db", str(self.db)])
+        out, err = self.capsys.readouterr()
+        return code, out, err
+
+
+@pytest.fixture
+def hearth(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+           monkeypatch: pytest.MonkeyPatch) -> Shell:
+    monkeypatch.setenv("HEARTH_EMBEDDER", "none")
+    monkeypatch.chdir(tmp_path)
+    return Shell(tmp_path / "home.db", capsys)
+
+
+@pytest.fixture
+def household(hearth: Shell) -> Shell:
+    assert hearth("people", "add", "Olivia", "--telegram-id", "1001", "--owner")[0] == 0
+    assert hearth("people", "add", "Bob", "--telegram-id", "1002")[0] == 0
+    assert hearth("people", "add", "Alice")[0] == 0
+    return hearth
+
+
+def test_people_are_added_and_listed_with_the_owner_flagged(household: Shell) -> None:
+    code, out, _ = household("people")
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["Olivia", "Bob", "Alice"]
+    assert lines[0].endswith("owner") and lines[1].endswith("member")
+    assert "1002" not in lines[1].split("\t")[1]  # the person id is not the telegram id
+
+
+def test_a_second_owner_is_refused_with_one_line(household: Shell) -> None:
+    code, out, err = household("people", "add", "Mallory", "--owner")
+    assert code == 1 and out == ""
+    assert err.strip().count("\n") == 0 and "already has an owner" in err
+
+
+def test_a_fact_told_privately_is_recalled_by_its_teller_only(household: Shell) -> None:
+    assert household("remember", "--as", "Bob", "Bob's", "allotment", "is", "plot", "14")[0] == 0
+    code, out, _ = household("recall", "--as", "Bob", "allotment plot")
+    assert code == 0 and "Bob's allotment is plot 14" in out
+    for args in (("--as", "Alice"), ("--as", "Olivia"), ("--as", "Bob", "--group")):
+        code, out, _ = household("recall", *args, "allotment plot")
+        assert code == 0 and out.strip() == "nothing recalled"
+
+
+def test_a_health_fact_needs_a_grant_for_proactive_work_and_revoke_closes_it(
+    household: Shell,
+) -> None:
+    household("remember", "--as", "Bob", "Bob takes insulin for his diabetes")
+    query = ("recall", "--as", "Bob", "--activity", "proactive", "insulin diabetes")
+    assert household(*query)[1].strip() == "nothing recalled"
+    code, out, _ = household("grant", "--as", "Bob", "proactive", "health", "--days", "7")
+    assert code == 0 and "granted proactive health" in out
+    assert "insulin" in household(*query)[1]
+    assert "active" in household("grants", "--as", "Bob")[1]
+    assert household("revoke", "--as", "Bob", "proactive", "health")[0] == 0
+    assert household(*query)[1].strip() == "nothing recalled"
+    assert "revoked" in household("grants", "--as", "Bob")[1]
+
+
+def test_credentials_cannot_be_granted(household: Shell) -> None:
+    code, out, err = household("grant", "--as", "Bob", "proactive", "credentials")
+    assert code == 1 and "never granted" in err and out == ""
+
+
+def test_inspect_and_export_show_a_members_own_view(household: Shell) -> None:
+    household("remember", "--as", "Bob", "Bob is allergic to cats")
+    household("remember", "--as", "Alice", "Alice is afraid of spiders")
+    code, out, _ = household("inspect", "--as", "Bob")
+    assert code == 0 and "allergic to cats" in out and "spiders" not in out
+    code, out, _ = household("export", "--as", "Bob")
+    document = json.loads(out)
+    assert [b["proposition"] for b in document["beliefs"]] == ["Bob is allergic to cats"]
+    assert "spiders" not in out
+
+
+def test_forget_prints_the_count_and_the_fact_is_gone(household: Shell) -> None:
+    household("remember", "--as", "Bob", "Bob hides chocolate in the piano")
+    code, out, _ = household("forget", "--as", "Bob", "chocolate")
+    assert code == 0 and out.strip() == "forgot 1 belief(s)"
+    assert household("recall", "--as", "Bob", "chocolate piano")[1].strip() == "nothing recalled"
+
+
+def test_receipts_list_reads_and_verify_names_the_first_broken_link(household: Shell) -> None:
+    household("remember", "--as", "Bob", "Bob likes jazz")
+    household("recall", "--as", "Bob", "jazz")
+    household("recall", "--as", "Alice", "jazz")
+    code, out, _ = household("receipts")
+    assert code == 0 and out.count("recall") == 2
+    code, out, _ = household("receipts", "--as", "Alice")
+    assert out.count("\n") == 1
+    assert household("receipts", "verify")[1].startswith("ledger intact: 3 receipt(s)")
+    import sqlite3  # noqa: PLC0415 -- the test plays an attacker with raw access to the file
+
+    conn = sqlite3.connect(household.db)
+    with conn:
+        conn.execute("UPDATE receipts SET actor = 'someone' WHERE seq = 2")
+    conn.close()
+    code, out, _ = household("receipts", "verify")
+    assert code == 1 and out.startswith("ledger broken at receipt #2")
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (("recall", "--as", "Nobody", "x"), "no member named"),
+        (("remember", "--as", "Bob", "   "), "empty"),
+        (("recall", "--as", "Bob", "--activity", "snooping", "x"), "invalid choice"),
+        (("grant", "--as", "Bob", "dm_conversation", "health"), "does not take grants"),
+        (("grant", "--as", "Bob", "proactive", "gossip"), "unknown class"),
+        (("grant", "--as", "Bob", "proactive", "health", "--shared"), "owner"),
+        (("forget", "--as", "Bob", "--shared", "x"), "owner"),
+        (("recall", "--as", "Bob", "--group", "--activity", "dm_conversation", "x"),
+         "not a read"),
+        (("remember", "--as", "Bob", "my key is sk-proj-9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c"),
+         "secret token"),
+        (("frobnicate",), "invalid choice"),
+    ],
+)
+def test_bad_input_gets_one_clear_line_and_a_non_zero_exit(
+    household: Shell, argv: tuple[str, ...], needle: str
+) -> None:
+    code, out, err = household(*argv)
+    assert code != 0
+    assert needle in err
+    assert err.strip().count("\n") == 0
+    assert "Traceback" not in err + out
+    assert "sk-proj" not in err + out
+
+
+def test_a_missing_database_is_one_clear_line(hearth: Shell) -> None:
+    code, _, err = hearth("recall", "--as", "Bob", "x")
+    assert code == 1 and "no database at" in err and "Traceback" not in err
+
+
+def test_a_corrupt_database_is_one_clear_line(hearth: Shell) -> None:
+    hearth.db.write_bytes(b"this is not sqlite at all" * 100)
+    code, _, err = hearth("inspect", "--as", "Bob")
+    assert code == 1 and "not a usable hearth database" in err
+    assert err.strip().count("\n") == 0
+
+
+def test_a_malformed_setting_is_one_clear_line(
+    household: Shell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HEARTH_EMBEDDER", "word2vec")
+    code, _, err = household("recall", "--as", "Bob", "x")
+    assert code == 1 and "HEARTH_EMBEDDER" in err and err.strip().count("\n") == 0
+
+
+def test_backup_and_restore_round_trip_the_household(household: Shell, tmp_path: Path) -> None:
+    household("remember", "--as", "Bob", "Bob's bike lock code is on a sticky note")
+    copy = tmp_path / "copy.db"
+    assert household("backup", str(copy))[0] == 0
+    household("forget", "--as", "Bob", "bike lock")
+    assert household("restore", str(copy))[0] == 0
+    assert "bike lock" in household("inspect", "--as", "Bob")[1]
+    assert household("receipts", "verify")[0] == 0

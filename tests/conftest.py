@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Household, make_household
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture
+async def home(tmp_path: Path) -> AsyncIterator[Household]:
+    household = await make_household(tmp_path / "hearth.db")
+    try:
+        yield household
+    finally:
+        await household.memory.close()

@@ -1,0 +1,59 @@
+"""Test helpers shipped beside the tests: a deterministic embedder and a household factory."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from memory import AccessContext, Activity, Embedder, Memory, Person
+from memory.embedder import Vectors
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+class HashEmbedder:
+    """Bag of hashed word stems: texts sharing words are similar, others are near-orthogonal.
+
+    Deterministic and instant, so unit tests exercise the semantic path without the model.
+    """
+
+    name = "hash-test"
+    dim = 64
+
+    def embed(self, texts: list[str]) -> Vectors:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in _WORD.findall(text.casefold()):
+                stem = word[:5]
+                slot = int(hashlib.sha256(stem.encode()).hexdigest(), 16) % self.dim
+                out[row, slot] += 1.0
+            norm = float(np.linalg.norm(out[row]))
+            if norm:
+                out[row] /= norm
+        return out
+
+
+@dataclass
+class Household:
+    memory: Memory
+    owner: Person
+    bob: Person
+    alice: Person
+
+    def dm(self, person: Person, activity: Activity = Activity.DM_CONVERSATION) -> AccessContext:
+        return AccessContext.for_member(person.person_id, activity, "a test read")
+
+    def group(self, activity: Activity = Activity.GROUP_CONVERSATION) -> AccessContext:
+        return AccessContext.for_group(activity, "a test read")
+
+
+async def make_household(path: Path, *, embedder: Embedder | None = None) -> Household:
+    memory = await Memory.open(path, embedder=embedder or HashEmbedder(), create=True)
+    owner = await memory.people.add("Olivia", telegram_id=1001, owner=True)
+    bob = await memory.people.add("Bob", telegram_id=1002)
+    alice = await memory.people.add("Alice", telegram_id=1003)
+    return Household(memory, owner, bob, alice)

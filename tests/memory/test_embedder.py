@@ -1,0 +1,77 @@
+"""The bundled MiniLM embedder, loaded offline, driving real semantic recall."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory import AccessContext, Activity, InvalidRequest, Memory, MiniLMEmbedder, make_embedder
+from tests.helpers import Household, make_household
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+@pytest.fixture
+async def real_home(tmp_path: Path, minilm: MiniLMEmbedder) -> AsyncIterator[Household]:
+    home = await make_household(tmp_path / "hearth.db", embedder=minilm)
+    try:
+        yield home
+    finally:
+        await home.memory.close()
+
+
+def test_the_model_loads_offline_and_gives_unit_vectors(minilm: MiniLMEmbedder) -> None:
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+    vectors = minilm.embed(["the kettle is broken", "the tea maker does not work", "taxes"])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    assert float(vectors[0] @ vectors[1]) > float(vectors[0] @ vectors[2])
+
+
+def test_an_unknown_embedder_choice_is_refused_with_a_clear_message() -> None:
+    with pytest.raises(InvalidRequest, match="minilm"):
+        make_embedder("word2vec")
+    assert make_embedder("none") is None
+
+
+async def test_a_paraphrase_is_recalled_without_sharing_a_keyword(real_home: Household) -> None:
+    m = real_home.memory
+    await m.remember(real_home.bob.person_id, "Bob is allergic to peanuts")
+    await m.remember(real_home.bob.person_id, "Bob's car is a green estate")
+    found = await m.recall(real_home.dm(real_home.bob), "nut allergy")
+    assert [r.belief.proposition for r in found][:1] == ["Bob is allergic to peanuts"]
+    assert found[0].keyword == 0.0 and found[0].semantic > 0.4
+
+
+async def test_an_unrelated_question_recalls_nothing(real_home: Household) -> None:
+    m = real_home.memory
+    await m.remember(real_home.bob.person_id, "Bob is allergic to peanuts")
+    await m.remember(real_home.bob.person_id, "Bob's car is a green estate")
+    assert await m.recall(real_home.dm(real_home.bob), "what is the capital of Peru") == []
+
+
+async def test_vectors_survive_a_restart_and_are_searched_only_behind_the_wall(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    db = tmp_path / "hearth.db"
+    home = await make_household(db, embedder=minilm)
+    await home.memory.remember(home.alice.person_id, "Alice is pregnant with her second child")
+    await home.memory.close()
+    memory = await Memory.open(db, embedder=minilm)
+    try:
+        alice = await memory.person_named("Alice")
+        bob = await memory.person_named("Bob")
+        def ctx(pid: str) -> AccessContext:
+            return AccessContext.for_member(pid, Activity.DM_CONVERSATION, "test")
+
+        assert len(await memory.recall(ctx(alice.person_id), "expecting a baby")) == 1
+        assert await memory.recall(ctx(bob.person_id), "expecting a baby") == []
+    finally:
+        await memory.close()

@@ -1,0 +1,108 @@
+"""Forgetting works: after forget and a checkpoint the words are nowhere in the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory import Activity, Assertion, InvalidRequest, Provenance, Role, private_scope
+from tests.helpers import Household
+
+
+def _raw_bytes(db: Path) -> bytes:
+    data = db.read_bytes()
+    for suffix in ("-wal", "-shm"):
+        extra = db.with_name(db.name + suffix)
+        if extra.exists():
+            data += extra.read_bytes()
+    return data
+
+
+async def _tell(home: Household, text: str) -> tuple[int, int]:
+    m = home.memory
+    scope = private_scope(home.bob.person_id)
+    line = await m.append_turn(chat_id="dm:1002", speaker_id=home.bob.person_id,
+                               role=Role.USER, scope=scope, text=f"by the way, {text}!")
+    echo = await m.append_turn(chat_id="dm:1002", speaker_id=None, role=Role.ASSISTANT,
+                               scope=scope, text=f"Oh! So {text.lower()}. Noted.")
+    (outcome,) = await m.assert_beliefs([
+        Assertion(proposition=text, scope=scope, provenance=Provenance.CONSOLIDATED,
+                  source=f"turns:{line}", turn_ids=(line,)),
+    ])
+    assert outcome.status == "created" and outcome.belief_id is not None
+    return outcome.belief_id, echo
+
+
+async def test_forgotten_words_are_absent_from_the_database_its_wal_and_its_index(
+    home: Household,
+) -> None:
+    m = home.memory
+    secret = "Alice is quietly pregnant with twins"
+    await _tell(home, secret)
+    for i in range(30):  # enough other traffic that pages are shared with the secret
+        await m.remember(home.bob.person_id, f"Bob watered the tomato plants on day {i}")
+    await m.checkpoint()
+    assert b"quietly pregnant" in _raw_bytes(m.path)
+
+    count = await m.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "quietly pregnant")
+    await m.checkpoint()
+
+    assert count == 1
+    raw = _raw_bytes(m.path)
+    for fragment in (b"quietly pregnant", b"pregnant", b"twins", b"quietly"):
+        assert fragment not in raw, fragment
+    assert b"tomato plants" in raw  # the rest of memory is intact
+
+
+async def test_a_forgotten_belief_is_not_recalled_and_its_lines_are_redacted(
+    home: Household,
+) -> None:
+    m = home.memory
+    belief_id, _ = await _tell(home, "Bob is thinking of quitting his job")
+    ctx = home.dm(home.bob)
+    assert await m.recall(ctx, "quitting job")
+    assert await m.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "quitting his job") == 1
+    assert await m.recall(ctx, "quitting job") == []
+    assert await m.explain(ctx, belief_id) is None
+    lines = await m.transcript(ctx, limit=10)
+    assert [t.text for t in lines] == ["[forgotten]", "[forgotten]"]
+
+
+async def test_background_work_cannot_recreate_a_forgotten_belief_but_the_member_can(
+    home: Household,
+) -> None:
+    m = home.memory
+    scope = private_scope(home.bob.person_id)
+    await m.remember(home.bob.person_id, "Bob's brother owes him money")
+    await m.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "brother owes him money")
+    (again,) = await m.assert_beliefs([
+        Assertion(proposition="bob's brother owes him money.", scope=scope,
+                  provenance=Provenance.EXTRACTED, source="turns:1"),
+    ])
+    assert again.status == "refused"
+    told = await m.remember(home.bob.person_id, "Bob's brother owes him money")
+    assert told.status == "created"
+
+
+async def test_forget_touches_only_the_members_own_scope(home: Household) -> None:
+    m = home.memory
+    await m.remember(home.bob.person_id, "The boiler makes a knocking noise")
+    await m.remember(home.alice.person_id, "The boiler makes a knocking noise")
+    await m.remember(home.owner.person_id, "The boiler makes a knocking noise", shared=True)
+    assert await m.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "boiler") == 1
+    assert len(await m.recall(home.dm(home.alice), "boiler knocking")) == 2
+    assert len(await m.recall(home.group(), "boiler knocking")) == 1
+
+
+async def test_a_member_cannot_forget_shared_beliefs_but_the_owner_can(home: Household) -> None:
+    m = home.memory
+    await m.remember(home.owner.person_id, "The spare key is under the blue pot", shared=True)
+    bob = home.dm(home.bob, Activity.MEMBER_INSPECT)
+    with pytest.raises(InvalidRequest, match="owner"):
+        await m.forget(bob, "spare key", shared=True)
+    assert await m.forget(bob, "spare key") == 0
+    assert len(await m.recall(home.group(), "spare key")) == 1
+    owner = home.dm(home.owner, Activity.MEMBER_INSPECT)
+    assert await m.forget(owner, "spare key", shared=True) == 1
+    assert await m.recall(home.group(), "spare key") == []

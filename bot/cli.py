@@ -250,7 +250,10 @@ async def _recall(memory: Memory, args: argparse.Namespace) -> int:
     person = await _person(memory, args.as_name)
     activity = Activity(args.activity) if args.activity else None
     ctx = _context_for_recall(person, args.group, activity)
-    found = await memory.recall(ctx, " ".join(args.query), limit=args.limit)
+    query = " ".join(args.query)
+    if not query.strip():
+        raise Failure("say what to recall: the query is empty")
+    found = await memory.recall(ctx, query, limit=args.limit)
     if not found:
         _print("nothing recalled")
     for item in found:

@@ -123,6 +123,8 @@ def test_receipts_list_reads_and_verify_names_the_first_broken_link(household: S
     [
         (("recall", "--as", "Nobody", "x"), "no member named"),
         (("remember", "--as", "Bob", "   "), "empty"),
+        (("recall", "--as", "Bob", " "), "empty"),
+        (("forget", "--as", "Bob", "..."), "empty"),
         (("recall", "--as", "Bob", "--activity", "snooping", "x"), "invalid choice"),
         (("grant", "--as", "Bob", "dm_conversation", "health"), "does not take grants"),
         (("grant", "--as", "Bob", "proactive", "gossip"), "unknown class"),

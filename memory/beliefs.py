@@ -121,6 +121,10 @@ async def assert_one(
     ):
         return WriteOutcome(status="refused", reason="it was forgotten")
 
+    if item.subject_id is not None and not await tx.scalar(
+        "SELECT 1 FROM people WHERE person_id = ?", (item.subject_id,)
+    ):
+        raise InvalidRequest("a belief's subject must be a household member")
     seen = scopes_seen_from(item.scope)
     marks = ", ".join("?" for _ in seen)
     rows = await tx.fetchall(
@@ -134,6 +138,8 @@ async def assert_one(
     if created:
         if item.sign < 0:
             return WriteOutcome(status="dropped", reason="nothing to count evidence against")
+        if item.version is not None and item.version < 1:
+            return WriteOutcome(status="dropped", reason="an older version")
         sensitivity = await _sensitivity_for(tx, item.scope, norm, text, classify)
         belief_id = await tx.execute(
             "INSERT INTO beliefs(proposition, norm, scope, kind, subject_id, sensitivity,"

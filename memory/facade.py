@@ -43,6 +43,7 @@ from memory.models import (
     Sensitivity,
     Turn,
     WriteOutcome,
+    is_scope,
     private_scope,
     scope_owner,
 )
@@ -153,10 +154,10 @@ class Memory:
         copy_secret(source, target)
 
     def _now(self) -> datetime:
-        return self._clock()
+        return _utc(self._clock())
 
     def _now_text(self) -> str:
-        return self._clock().isoformat()
+        return self._now().isoformat()
 
     async def _off_loop(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
@@ -282,12 +283,13 @@ class Memory:
         text: str,
     ) -> int:
         """Store one transcript line with secret tokens masked; returns its id, nothing more."""
-        scope_owner(scope)
+        _check_scope(scope)
+        text = text.replace("\x00", "")
         if not text.strip():
             raise InvalidRequest("an empty line is not stored")
         if len(text) > MAX_TURN_CHARS:
             raise InvalidRequest(f"a line is at most {MAX_TURN_CHARS} characters")
-        masked = mask_secrets(text.replace("\x00", ""))
+        masked = mask_secrets(text)
         async with self._store.transaction() as tx:
             return await tx.execute(
                 "INSERT INTO turns(chat_id, speaker_id, role, scope, sensitivity, text, at)"
@@ -323,7 +325,7 @@ class Memory:
     async def assert_beliefs(self, items: Sequence[belief_ops.Assertion]) -> list[WriteOutcome]:
         """Assert a batch of evidence in one transaction; embeddings are added after commit."""
         for item in items:
-            scope_owner(item.scope)
+            _check_scope(item.scope)
         now = self._now_text()
         outcomes: list[WriteOutcome] = []
         async with self._store.transaction() as tx:
@@ -428,21 +430,10 @@ class Memory:
             )
         use_semantic = self._embedder is not None
         now = self._now()
-        when = (as_of or now).isoformat()
+        when = (now if as_of is None else _utc(as_of)).isoformat()
 
         async def body(tx: Tx) -> tuple[list[Recalled], list[int], list[str], int]:
-            keyword_ids: list[int] = []
-            if query_terms:
-                wall_sql, wall_params = wall.predicate(ctx, "b.scope")
-                rows = await tx.fetchall(
-                    "SELECT f.rowid AS belief_id FROM beliefs_fts f"
-                    " JOIN beliefs b ON b.belief_id = f.rowid"
-                    f" WHERE beliefs_fts MATCH ? AND {wall_sql}"
-                    " ORDER BY f.rank LIMIT ?",
-                    (ranking.fts_query(query_terms), *wall_params,
-                     ranking.CANDIDATES_PER_SOURCE),
-                )
-                keyword_ids = [int(r["belief_id"]) for r in rows]
+            keyword_ids = await self._keyword_candidates(tx, ctx, query_terms)
             candidates = ranking.candidates(semantic, keyword_ids)
             if not candidates:
                 return [], [], [], 0
@@ -494,6 +485,32 @@ class Memory:
             )
 
         return await self._read(ctx, "recall", query, body)
+
+    async def _keyword_candidates(
+        self, tx: Tx, ctx: AccessContext, query_terms: list[str]
+    ) -> list[int]:
+        """Visible beliefs sharing words with the query: those with every word first, then any.
+
+        Ordered by id, never by FTS5's bm25: its statistics span the whole table, hidden rows
+        included, and must not decide which visible beliefs a reader gets.
+        """
+        if not query_terms:
+            return []
+        wall_sql, wall_params = wall.predicate(ctx, "b.scope")
+        limit = ranking.CANDIDATES_PER_SOURCE
+        found: list[int] = []
+        for match in (ranking.fts_query(query_terms, every=True), ranking.fts_query(query_terms)):
+            rows = await tx.fetchall(
+                "SELECT f.rowid AS belief_id FROM beliefs_fts f"
+                " JOIN beliefs b ON b.belief_id = f.rowid"
+                f" WHERE beliefs_fts MATCH ? AND {wall_sql}"
+                " ORDER BY f.rowid DESC LIMIT ?",
+                (match, *wall_params, limit),
+            )
+            found.extend(int(r["belief_id"]) for r in rows if int(r["belief_id"]) not in found)
+            if len(found) >= limit or len(query_terms) == 1:
+                break
+        return found[:limit]
 
     async def _recently_recalled(self, tx: Tx, ctx: AccessContext) -> set[int]:
         rows = await tx.fetchall(
@@ -820,6 +837,18 @@ class Memory:
 
     async def person_named(self, name: str) -> Person:
         return await self.people.by_name(name)
+
+
+def _check_scope(scope: str) -> None:
+    if not is_scope(scope):
+        raise InvalidRequest(f"not a scope: {scope!r} (use 'shared' or 'private:<person id>')")
+
+
+def _utc(moment: datetime) -> datetime:
+    """Stored times are UTC ISO strings and compare as text, so every instant becomes UTC."""
+    if moment.tzinfo is None:
+        raise InvalidRequest("a time without a time zone is ambiguous; give it one")
+    return moment.astimezone(UTC)
 
 
 def _grant_from_row(row: Row) -> Grant:

@@ -163,11 +163,15 @@ class AccessContext(Frozen):
             purpose=purpose,
             audience="person",
             person_id=person_id,
-            actor=person_id if activity in _MEMBER_DRIVEN else "hearth",
+            # A lane is named for whom it works, so one member's lane never shares a
+            # repetition window (or a receipt actor) with another's.
+            actor=person_id if activity in _MEMBER_DRIVEN else f"hearth:{person_id}",
         )
 
     @classmethod
-    def for_group(cls, activity: Activity, purpose: str, actor: str = "hearth") -> AccessContext:
+    def for_group(
+        cls, activity: Activity, purpose: str, actor: str = "hearth:group"
+    ) -> AccessContext:
         """The household group as an audience: it sees the shared scope only."""
         return cls(activity=activity, purpose=purpose, audience="group", actor=actor)
 
@@ -180,7 +184,7 @@ class AccessContext(Frozen):
             purpose=purpose,
             audience="group" if owner is None else "person",
             person_id=owner,
-            actor="hearth",
+            actor=f"hearth:{owner or 'group'}",
             batch_scope=scope,
         )
 

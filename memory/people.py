@@ -75,6 +75,8 @@ class PeopleBook:
         found = await self.by_telegram_id(telegram_id)
         if found is not None:
             return found
+        if owner and await self.owner() is not None:
+            raise InvalidRequest("the household already has an owner")
         base = check_name(name) if _NAME.match(" ".join(name.split())) else "Member"
         candidate, n = base, 1
         while True:

@@ -63,9 +63,11 @@ def terms(text: str) -> list[str]:
     return list(seen)
 
 
-def fts_query(query_terms: Iterable[str]) -> str:
-    """An FTS5 OR-query of quoted terms; quoting keeps user text from being FTS syntax."""
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in query_terms)
+def fts_query(query_terms: Iterable[str], *, every: bool = False) -> str:
+    """An FTS5 query of quoted terms (any of them, or `every` one); quoting keeps user text
+    from being FTS syntax."""
+    joiner = " AND " if every else " OR "
+    return joiner.join('"' + term.replace('"', '""') + '"' for term in query_terms)
 
 
 def keyword_overlap(query_terms: list[str], proposition: str) -> float:

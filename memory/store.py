@@ -94,6 +94,10 @@ class Store:
         except sqlite3.DatabaseError as exc:
             await conn.close()
             raise StoreError(f"{path} is not a usable hearth database: {exc}") from exc
+        except BaseException:
+            # A refused open must not leave aiosqlite's worker thread holding the process.
+            await conn.close()
+            raise
         return store
 
     async def _configure(self) -> None:

@@ -1,0 +1,333 @@
+"""Recall: a threshold, a blended rank, keyword-only mode, backfill, the repetition penalty,
+and a ranking that nothing behind the wall can shape."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memory import AccessContext, Activity, Memory, Person, Recalled
+from tests.helpers import HashEmbedder
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+FACTS = [
+    "Bob's favourite tea is lapsang souchong",
+    "The family dog is called Biscuit",
+    "Olivia is learning to play the cello",
+    "The recycling goes out on Thursday mornings",
+    "Bob is allergic to cats",
+]
+
+
+@dataclass
+class Home:
+    memory: Memory
+    owner: Person
+    bob: Person
+    alice: Person
+
+    def dm(
+        self,
+        person: Person,
+        activity: Activity = Activity.DM_CONVERSATION,
+        *,
+        actor: str | None = None,
+    ) -> AccessContext:
+        ctx = AccessContext.for_member(person.person_id, activity, "a recall test")
+        return ctx if actor is None else ctx.model_copy(update={"actor": actor})
+
+    def group(self, actor: str = "hearth") -> AccessContext:
+        return AccessContext.for_group(Activity.GROUP_CONVERSATION, "a recall test", actor)
+
+
+async def open_home(path: Path, *, embedder: HashEmbedder | None) -> Home:
+    memory = await Memory.open(path, embedder=embedder, create=True, clock=lambda: T0)
+    owner = await memory.people.add("Olivia", telegram_id=1001, owner=True)
+    bob = await memory.people.add("Bob", telegram_id=1002)
+    alice = await memory.people.add("Alice", telegram_id=1003)
+    return Home(memory, owner, bob, alice)
+
+
+@pytest.fixture
+async def home(tmp_path: Path) -> AsyncIterator[Home]:
+    built = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder())
+    try:
+        yield built
+    finally:
+        await built.memory.close()
+
+
+@pytest.fixture
+async def keyword_home(tmp_path: Path) -> AsyncIterator[Home]:
+    built = await open_home(tmp_path / "keywords.db", embedder=None)
+    try:
+        yield built
+    finally:
+        await built.memory.close()
+
+
+async def seed(home: Home) -> dict[str, int]:
+    ids: dict[str, int] = {}
+    for text in FACTS:
+        outcome = await home.memory.remember(home.owner.person_id, text, shared=True)
+        assert outcome.belief_id is not None
+        ids[text] = outcome.belief_id
+    return ids
+
+
+def shape(found: list[Recalled]) -> list[tuple[int, float, float, float]]:
+    return [(r.belief.belief_id, r.score, r.semantic, r.keyword) for r in found]
+
+
+# --- threshold and rank --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["quantum chromodynamics lecture notes", "rugby final highlights", "zzz", "", "   ",
+     "the of and is"],
+)
+async def test_an_unrelated_query_returns_nothing(home: Home, query: str) -> None:
+    await seed(home)
+    assert await home.memory.recall(home.dm(home.bob), query) == []
+
+
+@pytest.mark.parametrize("text", FACTS)
+async def test_an_exact_query_ranks_its_belief_first(home: Home, text: str) -> None:
+    ids = await seed(home)
+    found = await home.memory.recall(home.dm(home.bob), text)
+    assert found, text
+    assert found[0].belief.belief_id == ids[text]
+    assert found[0].keyword == 1.0
+    assert found == sorted(found, key=lambda r: -r.score)
+
+
+async def test_keyword_only_mode_recalls_by_keywords(keyword_home: Home) -> None:
+    ids = await seed(keyword_home)
+    ctx = keyword_home.dm(keyword_home.bob)
+    found = await keyword_home.memory.recall(ctx, "what is the dog called")
+    assert [r.belief.belief_id for r in found] == [ids["The family dog is called Biscuit"]]
+    assert found[0].semantic == 0.0
+    assert found[0].keyword == 1.0
+    tea = await keyword_home.memory.recall(ctx, "lapsang souchong")
+    assert [r.belief.belief_id for r in tea] == [ids["Bob's favourite tea is lapsang souchong"]]
+
+
+@pytest.mark.parametrize(
+    "query", ["quantum chromodynamics lecture notes", "dogs", "doggo biscuits", "", "?!"]
+)
+async def test_keyword_only_mode_returns_nothing_for_unrelated_text(
+    keyword_home: Home, query: str
+) -> None:
+    await seed(keyword_home)
+    assert await keyword_home.memory.recall(keyword_home.dm(keyword_home.bob), query) == []
+
+
+async def test_a_belief_written_without_an_embedder_is_embedded_when_reopened_with_one(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "hearth.db"
+    plain = await open_home(path, embedder=None)
+    try:
+        outcome = await plain.memory.remember(plain.bob.person_id, "Bob loves gardening")
+        assert outcome.belief_id is not None
+        bob = plain.bob
+        # "gardens" shares no keyword with the belief, only a stem the embedder hashes alike
+        assert await plain.memory.recall(plain.dm(bob), "gardens") == []
+    finally:
+        await plain.memory.close()
+
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT count(*) FROM belief_vectors").fetchone() == (0,)
+    finally:
+        conn.close()
+
+    memory = await Memory.open(path, embedder=HashEmbedder(), clock=lambda: T0)
+    try:
+        ctx = AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "backfill")
+        found = await memory.recall(ctx, "gardens")
+        assert [r.belief.belief_id for r in found] == [outcome.belief_id]
+        assert found[0].keyword == 0.0
+        assert found[0].semantic > 0.5
+    finally:
+        await memory.close()
+
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT belief_id, model FROM belief_vectors").fetchall() == [
+            (outcome.belief_id, HashEmbedder.name)
+        ]
+    finally:
+        conn.close()
+
+
+# --- the repetition penalty ----------------------------------------------------------------
+
+
+async def test_the_repetition_penalty_lowers_a_score_on_the_next_recall_by_the_same_actor(
+    home: Home,
+) -> None:
+    ids = await seed(home)
+    target = ids["The family dog is called Biscuit"]
+    ctx = home.dm(home.bob)
+    first = await home.memory.recall(ctx, "the family dog Biscuit")
+    second = await home.memory.recall(ctx, "the family dog Biscuit")
+    assert first[0].belief.belief_id == second[0].belief.belief_id == target
+    assert second[0].score == pytest.approx(first[0].score - 0.10, abs=1e-3)
+    # another actor is not penalised for Bob's recall
+    alice = await home.memory.recall(home.dm(home.alice), "the family dog Biscuit")
+    assert alice[0].score == first[0].score
+
+
+async def test_the_repetition_penalty_lapses_after_a_few_other_recalls(home: Home) -> None:
+    await seed(home)
+    ctx = home.dm(home.bob)
+    first = await home.memory.recall(ctx, "the family dog Biscuit")
+    for other in ("cello lessons", "recycling Thursday", "lapsang tea"):
+        await home.memory.recall(ctx, other)
+    again = await home.memory.recall(ctx, "the family dog Biscuit")
+    assert shape(again) == shape(first)
+
+
+# --- nothing behind the wall shapes what a member sees -------------------------------------
+
+
+async def _crowd_bobs_private_scope(home: Home, n: int = 40) -> None:
+    for i in range(n):
+        await home.memory.remember(
+            home.bob.person_id, f"The family dog Biscuit chewed Bob's slipper number {i}"
+        )
+
+
+@pytest.mark.parametrize("embedded", [True, False], ids=["semantic", "keyword-only"])
+async def test_another_members_private_beliefs_never_change_what_a_member_sees(
+    tmp_path: Path, embedded: bool
+) -> None:
+    home = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder() if embedded else None)
+    try:
+        await seed(home)
+        await home.memory.remember(home.alice.person_id, "Alice walks the family dog at dawn")
+        query = "the family dog Biscuit"
+        alice_before = await home.memory.recall(home.dm(home.alice, actor="probe-1"), query)
+        group_before = await home.memory.recall(home.group(actor="probe-1"), query)
+        assert alice_before and group_before
+
+        await _crowd_bobs_private_scope(home)
+        assert len(await home.memory.recall(home.dm(home.bob, actor="probe-0"), query)) == 8
+
+        alice_after = await home.memory.recall(home.dm(home.alice, actor="probe-2"), query)
+        group_after = await home.memory.recall(home.group(actor="probe-2"), query)
+        assert shape(alice_after) == shape(alice_before)
+        assert shape(group_after) == shape(group_before)
+    finally:
+        await home.memory.close()
+
+
+async def test_keyword_statistics_of_hidden_beliefs_never_change_what_a_member_sees(
+    tmp_path: Path,
+) -> None:
+    # More of Alice's beliefs match than the keyword stage fetches, so which ones it keeps
+    # must not depend on anything she cannot see (such as the lengths of Bob's beliefs).
+    home = await open_home(tmp_path / "hearth.db", embedder=None)
+    try:
+        m = home.memory
+        await m.remember(
+            home.alice.person_id,
+            "Alice took her kayak to the lake, the kayak leaked a little",
+        )
+        for i in range(70):
+            await m.remember(home.alice.person_id, f"kayak trip {i}")
+        before = await m.recall(home.dm(home.alice, actor="probe-1"), "kayak")
+        for i in range(150):
+            await m.remember(
+                home.bob.person_id,
+                f"Bob wrote entry {i} in his private diary: " + " ".join(
+                    f"word{j}" for j in range(60)
+                ),
+            )
+        after = await m.recall(home.dm(home.alice, actor="probe-2"), "kayak")
+        assert shape(after) == shape(before)
+    finally:
+        await m.close()
+
+
+async def test_a_lane_acting_for_one_member_is_not_penalised_by_another_members_lane(
+    tmp_path: Path,
+) -> None:
+    # Background lanes share the actor "hearth". What Bob's lane recalled (shaped by Bob's
+    # private beliefs) must not change the scores Alice's lane sees.
+    query = "the family dog Biscuit"
+
+    async def alices_lane_after_bobs(path: Path, *, bob_has_private: bool) -> list[Recalled]:
+        home = await open_home(path, embedder=HashEmbedder())
+        try:
+            await seed(home)
+            if bob_has_private:
+                await home.memory.remember(home.bob.person_id, "The family dog Biscuit")
+            await home.memory.recall(home.dm(home.bob, Activity.PROACTIVE), query, limit=1)
+            return await home.memory.recall(home.dm(home.alice, Activity.PROACTIVE), query)
+        finally:
+            await home.memory.close()
+
+    without = await alices_lane_after_bobs(tmp_path / "a.db", bob_has_private=False)
+    with_private = await alices_lane_after_bobs(tmp_path / "b.db", bob_has_private=True)
+    assert [(r.belief.proposition, r.score) for r in with_private] == [
+        (r.belief.proposition, r.score) for r in without
+    ]
+
+
+# --- limits and syntax ---------------------------------------------------------------------
+
+
+async def test_limit_is_honoured(home: Home) -> None:
+    for i in range(12):
+        await home.memory.remember(home.bob.person_id, f"Bob planted tulip bulb number {i}")
+    ctx = home.dm(home.bob)
+    assert len(await home.memory.recall(ctx, "tulip bulb", limit=3)) == 3
+    assert len(await home.memory.recall(ctx, "tulip bulb")) == 8
+    assert len(await home.memory.recall(ctx, "tulip bulb", limit=50)) == 12
+    assert await home.memory.recall(ctx, "tulip bulb", limit=0) == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"unbalanced quote',
+        'tea"',
+        "tea*",
+        "*",
+        "NEAR(tea dog",
+        "NEAR(",
+        "-tea",
+        "tea - dog",
+        "proposition:tea",
+        ":",
+        "tea AND OR NOT dog",
+        "NOT",
+        "^tea",
+        "(tea OR",
+        "{proposition}: tea",
+        "tea + dog",
+        "'; DROP TABLE beliefs; --",
+        "\x00tea",
+    ],
+)
+@pytest.mark.parametrize("embedded", [True, False], ids=["semantic", "keyword-only"])
+async def test_fts_syntax_in_a_query_does_not_raise(
+    tmp_path: Path, query: str, embedded: bool
+) -> None:
+    home = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder() if embedded else None)
+    try:
+        await seed(home)
+        found = await home.memory.recall(home.dm(home.bob), query)
+        assert all(isinstance(r, Recalled) for r in found)
+        assert len(await home.memory.recall(home.dm(home.bob), "lapsang tea")) >= 1
+    finally:
+        await home.memory.close()

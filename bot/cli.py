@@ -18,6 +18,7 @@ from typing import NoReturn
 
 from bot.settings import ConfigError, Settings, load_settings
 from memory import (
+    GRANTABLE,
     AccessContext,
     Activity,
     HearthError,
@@ -99,8 +100,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
 
     grant = command("grant", "a standing grant over NAME's own facts")
     grant.add_argument("--as", dest="as_name", required=True, metavar="NAME")
-    grant.add_argument("activity", choices=_ACTIVITIES)
-    grant.add_argument("sensitivity", metavar="CLASS")
+    grant.add_argument("activity", choices=[*_ACTIVITIES, "all"])
+    grant.add_argument("sensitivity", metavar="CLASS", help="health, finance, or all (both)")
     grant.add_argument("--days", type=float, default=None)
     grant.add_argument("--shared", action="store_true", help="over shared facts (owner only)")
     grant.add_argument("--for", dest="beneficiary", default=None, metavar="NAME",
@@ -109,8 +110,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
 
     revoke = command("revoke", "revoke NAME's grant at once")
     revoke.add_argument("--as", dest="as_name", required=True, metavar="NAME")
-    revoke.add_argument("activity", choices=_ACTIVITIES)
-    revoke.add_argument("sensitivity", metavar="CLASS")
+    revoke.add_argument("activity", choices=[*_ACTIVITIES, "all"])
+    revoke.add_argument("sensitivity", metavar="CLASS", help="health, finance, or all (both)")
     revoke.add_argument("--shared", action="store_true")
 
     grants = command("grants", "list standing grants")
@@ -178,7 +179,7 @@ def _sensitivity(value: str) -> Sensitivity:
         return Sensitivity(value.lower())
     except ValueError:
         raise Failure(
-            f"unknown class {value!r}: choose one of {', '.join(_GRANTABLE_CLASSES)}"
+            f"unknown class {value!r}: choose one of {', '.join(_GRANTABLE_CLASSES)} or all"
         ) from None
 
 
@@ -296,28 +297,41 @@ async def _grant(memory: Memory, args: argparse.Namespace) -> int:
     beneficiary = None
     if args.beneficiary:
         beneficiary = (await _person(memory, args.beneficiary)).person_id
-    grant = await memory.grant(
-        person.person_id,
-        Activity(args.activity),
-        _sensitivity(args.sensitivity),
-        days=args.days,
-        shared=args.shared,
-        beneficiary_id=beneficiary,
-        note=args.note,
-    )
     whose = "shared facts" if args.shared else f"{person.name}'s facts"
-    until = f" until {grant.expires_at}" if grant.expires_at else ""
-    _print(f"granted {grant.activity} {grant.sensitivity} over {whose}{until} "
-           f"(grant #{grant.grant_id})")
+    for activity, sensitivity in _grant_pairs(args.activity, args.sensitivity):
+        grant = await memory.grant(
+            person.person_id,
+            activity,
+            sensitivity,
+            days=args.days,
+            shared=args.shared,
+            beneficiary_id=beneficiary,
+            note=args.note,
+        )
+        until = f" until {grant.expires_at}" if grant.expires_at else ""
+        _print(f"granted {grant.activity} {grant.sensitivity} over {whose}{until} "
+               f"(grant #{grant.grant_id})")
     return EXIT_OK
+
+
+def _grant_pairs(activity: str, sensitivity: str) -> list[tuple[Activity, Sensitivity]]:
+    """The lens cells a grant names; `all` widens over grantable cells only, so no wildcard
+    ever covers credentials."""
+    if activity != "all" and sensitivity.lower() != "all":
+        return [(Activity(activity), _sensitivity(sensitivity))]
+    activities = [Activity(activity)] if activity != "all" else list(Activity)
+    classes = list(Sensitivity) if sensitivity.lower() == "all" else [_sensitivity(sensitivity)]
+    pairs = [(a, s) for a in activities for s in classes if (a, s) in GRANTABLE]
+    if not pairs:
+        raise Failure(f"{activity} {sensitivity} names nothing that can be granted")
+    return sorted(pairs)
 
 
 async def _revoke(memory: Memory, args: argparse.Namespace) -> int:
     person = await _person(memory, args.as_name)
-    count = await memory.revoke(
-        person.person_id, Activity(args.activity), _sensitivity(args.sensitivity),
-        shared=args.shared,
-    )
+    count = 0
+    for activity, sensitivity in _grant_pairs(args.activity, args.sensitivity):
+        count += await memory.revoke(person.person_id, activity, sensitivity, shared=args.shared)
     if count == 0:
         raise Failure(f"no active grant of {args.activity} {args.sensitivity} to revoke")
     _print(f"revoked {count} grant(s)")

@@ -8,6 +8,7 @@ from memory.beliefs import Assertion, normalize
 from memory.embedder import Embedder, MiniLMEmbedder, make_embedder
 from memory.errors import HearthError, InvalidRequest, LedgerError, StoreError, UnknownPerson
 from memory.facade import Memory, utc_now
+from memory.lens import GRANTABLE
 from memory.models import (
     SHARED,
     AccessContext,
@@ -39,6 +40,7 @@ __all__ = [
     "Embedder",
     "Evidence",
     "Explanation",
+    "GRANTABLE",
     "Grant",
     "HearthError",
     "InvalidRequest",

@@ -79,6 +79,23 @@ def test_a_health_fact_needs_a_grant_for_proactive_work_and_revoke_closes_it(
 def test_credentials_cannot_be_granted(household: Shell) -> None:
     code, out, err = household("grant", "--as", "Bob", "proactive", "credentials")
     assert code == 1 and "never granted" in err and out == ""
+    code, out, err = household("grant", "--as", "Bob", "all", "credentials")
+    assert code == 1 and out == ""
+
+
+def test_a_wildcard_grant_opens_health_and_finance_but_never_credentials(
+    household: Shell,
+) -> None:
+    household("remember", "--as", "Bob", "Bob's phone PIN is 5820")
+    household("remember", "--as", "Bob", "Bob's salary went up this year")
+    code, out, _ = household("grant", "--as", "Bob", "all", "all")
+    assert code == 0 and out.count("granted") == 8
+    assert "credentials" not in out
+    code, out, _ = household("recall", "--as", "Bob", "--activity", "proactive",
+                             "Bob's phone PIN salary")
+    assert "salary" in out and "PIN" not in out
+    code, out, _ = household("revoke", "--as", "Bob", "all", "all")
+    assert code == 0 and out.strip() == "revoked 8 grant(s)"
 
 
 def test_inspect_and_export_show_a_members_own_view(household: Shell) -> None:

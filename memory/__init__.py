@@ -27,6 +27,7 @@ from memory.models import (
     Sensitivity,
     Turn,
     WriteOutcome,
+    chat_scope,
     private_scope,
     scope_owner,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "Turn",
     "UnknownPerson",
     "WriteOutcome",
+    "chat_scope",
     "make_embedder",
     "normalize",
     "private_scope",

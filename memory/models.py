@@ -23,6 +23,14 @@ def private_scope(person_id: str) -> str:
     return f"{_PRIVATE_PREFIX}{person_id}"
 
 
+def chat_scope(*, group: bool, member_id: str) -> str:
+    """The scope of a line in a chat: a member's DM is theirs, the household group is shared.
+
+    `member_id` is the member whose DM it is (for her replies too), or the group's speaker.
+    """
+    return SHARED if group else private_scope(member_id)
+
+
 def scope_owner(scope: str) -> str | None:
     """The person a private scope belongs to; None for the shared scope."""
     if scope == SHARED:

@@ -15,6 +15,7 @@ from memory import (
     Role,
     Sensitivity,
     Turn,
+    chat_scope,
     private_scope,
 )
 from memory.facade import MAX_TURN_CHARS
@@ -200,3 +201,8 @@ async def test_transcript_returns_the_most_recent_lines_oldest_first(home: House
     assert [t.turn_id for t in recent] == ids[-3:]
     assert [t.text for t in recent] == ["line number 7", "line number 8", "line number 9"]
     assert await home.memory.transcript(home.dm(home.bob), limit=0) == []
+
+
+def test_a_dm_line_is_the_members_scope_and_a_group_line_is_shared() -> None:
+    assert chat_scope(group=False, member_id="pabc") == "private:pabc"
+    assert chat_scope(group=True, member_id="pabc") == SHARED

@@ -410,46 +410,50 @@ async def _restore(db: Path, source: Path) -> int:
 
 
 async def _doctor(settings: Settings, db: Path) -> int:
-    """One line per check; exit 1 if any check failed."""
+    """One line per check: ok, note (not needed yet), or FAIL; exit 1 if anything failed."""
     failed = False
 
-    def report(ok: bool, line: str) -> None:
+    def report(state: str, line: str) -> None:
         nonlocal failed
-        failed = failed or not ok
-        _print(f"{'ok  ' if ok else 'FAIL'}  {line}")
+        failed = failed or state == "FAIL"
+        _print(f"{state:<4}  {line}")
 
-    report(True, "configuration: readable")
-    report(settings.telegram_bot_token is not None,
-           "TELEGRAM_BOT_TOKEN: set" if settings.telegram_bot_token
-           else "TELEGRAM_BOT_TOKEN: not set (needed by `hearth run`)")
-    report(settings.owner_telegram_id is not None,
-           f"HEARTH_OWNER_TELEGRAM_ID: {settings.owner_telegram_id}"
-           if settings.owner_telegram_id is not None
-           else "HEARTH_OWNER_TELEGRAM_ID: not set (needed by `hearth run`)")
-    try:
-        memory = await Memory.open(db)
-    except HearthError as exc:
-        report(False, f"database: {exc}")
+    report("ok", "configuration: readable")
+    for name, value in (("TELEGRAM_BOT_TOKEN", settings.telegram_bot_token),
+                        ("HEARTH_OWNER_TELEGRAM_ID", settings.owner_telegram_id)):
+        if value is None:
+            report("note", f"{name}: not set (needed by `hearth run`)")
+        else:
+            report("ok", f"{name}: set")
+    if not db.exists():  # noqa: ASYNC240 -- one stat
+        report("note", f"database: none yet at {db} (`hearth people add NAME --owner` makes it)")
     else:
         try:
-            stats = await memory.stats()
-            checked, broken = await memory.verify_receipts()
-        finally:
-            await memory.close()
-        report(True, f"database {db}: {stats['people']} member(s), {stats['beliefs']} "
-                     f"belief(s), {stats['turns']} line(s)")
-        report(broken is None, f"ledger: {checked} receipt(s) intact" if broken is None
-               else f"ledger: broken at receipt #{broken[0]}: {broken[1]}")
+            memory = await Memory.open(db)
+        except HearthError as exc:
+            report("FAIL", f"database: {exc}")
+        else:
+            try:
+                stats = await memory.stats()
+                checked, broken = await memory.verify_receipts()
+            finally:
+                await memory.close()
+            report("ok", f"database {db}: {stats['people']} member(s), {stats['beliefs']} "
+                         f"belief(s), {stats['turns']} line(s)")
+            if broken is None:
+                report("ok", f"ledger: {checked} receipt(s) intact")
+            else:
+                report("FAIL", f"ledger: broken at receipt #{broken[0]}: {broken[1]}")
     try:
         embedder = await asyncio.to_thread(make_embedder, settings.embedder)
         if embedder is None:
-            report(True, "embedder: none (keyword-only recall)")
+            report("ok", "embedder: none (keyword-only recall)")
         else:
             vector = await asyncio.to_thread(embedder.embed, ["hello"])
-            report(vector.shape == (1, embedder.dim),
+            report("ok" if vector.shape == (1, embedder.dim) else "FAIL",
                    f"embedder {embedder.name}: loaded offline, {embedder.dim} dimensions")
     except Exception as exc:  # noqa: BLE001 -- any failure to load is one FAIL line
-        report(False, f"embedder: {type(exc).__name__}: {exc}")
+        report("FAIL", f"embedder: {type(exc).__name__}: {exc}")
     return EXIT_FAIL if failed else EXIT_OK
 
 

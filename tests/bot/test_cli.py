@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -125,8 +126,6 @@ def test_receipts_list_reads_and_verify_names_the_first_broken_link(household: S
     code, out, _ = household("receipts", "--as", "Alice")
     assert out.count("\n") == 1
     assert household("receipts", "verify")[1].startswith("ledger intact: 3 receipt(s)")
-    import sqlite3  # noqa: PLC0415 -- the test plays an attacker with raw access to the file
-
     conn = sqlite3.connect(household.db)
     with conn:
         conn.execute("UPDATE receipts SET actor = 'someone' WHERE seq = 2")
@@ -193,3 +192,22 @@ def test_backup_and_restore_round_trip_the_household(household: Shell, tmp_path:
     assert household("restore", str(copy))[0] == 0
     assert "bike lock" in household("inspect", "--as", "Bob")[1]
     assert household("receipts", "verify")[0] == 0
+
+
+def test_doctor_on_a_fresh_machine_notes_what_is_missing_and_succeeds(hearth: Shell) -> None:
+    code, out, _ = hearth("doctor")
+    assert code == 0
+    assert "note  TELEGRAM_BOT_TOKEN: not set" in out
+    assert "note  database: none yet" in out
+    assert "ok    embedder: none (keyword-only recall)" in out
+
+
+def test_doctor_fails_on_a_broken_ledger(household: Shell) -> None:
+    household("remember", "--as", "Bob", "Bob likes jazz")
+    household("recall", "--as", "Bob", "jazz")
+    conn = sqlite3.connect(household.db)
+    with conn:
+        conn.execute("UPDATE receipts SET suppressed = 9 WHERE seq = 1")
+    conn.close()
+    code, out, _ = household("doctor")
+    assert code == 1 and "FAIL  ledger: broken at receipt #1" in out

@@ -37,6 +37,16 @@ class HashEmbedder:
         return out
 
 
+def raw_bytes(db: Path) -> bytes:
+    """Every byte of the database as it lies on disk: the file, its WAL and its shared memory."""
+    data = db.read_bytes()
+    for suffix in ("-wal", "-shm"):
+        extra = db.with_name(db.name + suffix)
+        if extra.exists():
+            data += extra.read_bytes()
+    return data
+
+
 @dataclass
 class Household:
     memory: Memory

@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from memory import Activity, Assertion, InvalidRequest, Provenance, Role, private_scope
-from tests.helpers import Household
-
-
-def _raw_bytes(db: Path) -> bytes:
-    data = db.read_bytes()
-    for suffix in ("-wal", "-shm"):
-        extra = db.with_name(db.name + suffix)
-        if extra.exists():
-            data += extra.read_bytes()
-    return data
+from tests.helpers import Household, raw_bytes
 
 
 async def _tell(home: Household, text: str) -> tuple[int, int]:
@@ -43,13 +32,13 @@ async def test_forgotten_words_are_absent_from_the_database_its_wal_and_its_inde
     for i in range(30):  # enough other traffic that pages are shared with the secret
         await m.remember(home.bob.person_id, f"Bob watered the tomato plants on day {i}")
     await m.checkpoint()
-    assert b"quietly pregnant" in _raw_bytes(m.path)
+    assert b"quietly pregnant" in raw_bytes(m.path)
 
     count = await m.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "quietly pregnant")
     await m.checkpoint()
 
     assert count == 1
-    raw = _raw_bytes(m.path)
+    raw = raw_bytes(m.path)
     for fragment in (b"quietly pregnant", b"pregnant", b"twins", b"quietly"):
         assert fragment not in raw, fragment
     assert b"tomato plants" in raw  # the rest of memory is intact

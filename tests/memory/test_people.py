@@ -20,18 +20,9 @@ from memory import (
     UnknownPerson,
     private_scope,
 )
-from tests.helpers import Household, make_household
+from tests.helpers import Household, make_household, raw_bytes
 
 PERSON_ID = re.compile(r"^p[0-9a-f]{12}$")
-
-
-def _raw_bytes(db: Path) -> bytes:
-    data = db.read_bytes()
-    for suffix in ("-wal", "-shm"):
-        extra = db.with_name(db.name + suffix)
-        if extra.exists():
-            data += extra.read_bytes()
-    return data
 
 
 # --- adding and finding --------------------------------------------------------------------
@@ -203,7 +194,7 @@ async def test_removing_a_person_purges_their_private_beliefs_lines_and_grants(
     alices = await m.remember(home.alice.person_id, "Alice is training for a triathlon")
     await m.grant(home.alice.person_id, Activity.DREAM, Sensitivity.HEALTH)
     await m.checkpoint()
-    assert b"Lisbon" in _raw_bytes(m.path)
+    assert b"Lisbon" in raw_bytes(m.path)
     bob_ctx = AccessContext.for_member(bob_id, Activity.DM_CONVERSATION, "after removal")
     assert {r.belief.belief_id for r in await m.recall(bob_ctx, "Lisbon job")} == {
         created[0].belief_id
@@ -236,7 +227,7 @@ async def test_removing_a_person_purges_their_private_beliefs_lines_and_grants(
     ]
     # and the words are nowhere in the file
     await m.checkpoint()
-    raw = _raw_bytes(m.path)
+    raw = raw_bytes(m.path)
     for fragment in (b"Lisbon", b"propranolol", b"presentations", b"keep the"):
         assert fragment not in raw, fragment
     assert b"triathlon" in raw and b"pancakes" in raw

@@ -24,7 +24,7 @@ from memory import (
     private_scope,
 )
 from memory.migrations import MIGRATIONS
-from tests.helpers import Household, make_household
+from tests.helpers import Household, make_household, raw_bytes
 
 
 def _query(db: Path, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
@@ -42,15 +42,6 @@ def _execute(db: Path, sql: str, params: tuple[object, ...] = ()) -> None:
             conn.execute(sql, params)
     finally:
         conn.close()
-
-
-def _raw_bytes(db: Path) -> bytes:
-    data = db.read_bytes()
-    for suffix in ("-wal", "-shm"):
-        extra = db.with_name(db.name + suffix)
-        if extra.exists():
-            data += extra.read_bytes()
-    return data
 
 
 def _worker_threads() -> set[threading.Thread]:
@@ -159,10 +150,10 @@ async def test_deleted_rows_leave_no_plaintext_in_the_file_secure_delete(
                                 role=Role.USER, scope=scope,
                                 text="my password hint is aubergine-telescope")
     await m.checkpoint()
-    assert b"aubergine-telescope" in _raw_bytes(m.path)
+    assert b"aubergine-telescope" in raw_bytes(m.path)
     await m.remove_person(home.bob.person_id)
     await m.checkpoint()
-    raw = _raw_bytes(m.path)
+    raw = raw_bytes(m.path)
     assert b"aubergine" not in raw and b"telescope" not in raw
     assert b"tomato plants" in raw
 

@@ -3,8 +3,6 @@ seen only through the wall (a DM line is the sender's, a group line the househol
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from memory import (
@@ -19,21 +17,12 @@ from memory import (
     private_scope,
 )
 from memory.facade import MAX_TURN_CHARS
-from tests.helpers import Household
+from tests.helpers import Household, raw_bytes
 
 # Example tokens, assembled from pieces so no scanner mistakes this file for a leak.
 OPENAI_KEY = "sk-" + "proj-" + "Ab3dEf6hIj9kLmN0pQrStUvWxYz12345_abcXYZ"
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 CARD = "4111 1111 1111 1111"
-
-
-def _raw_bytes(db: Path) -> bytes:
-    data = db.read_bytes()
-    for suffix in ("-wal", "-shm"):
-        extra = db.with_name(db.name + suffix)
-        if extra.exists():
-            data += extra.read_bytes()
-    return data
 
 
 async def _dm(home: Household, person: Person, text: str, role: Role = Role.USER) -> int:
@@ -81,7 +70,7 @@ async def test_a_secret_token_is_masked_before_the_line_is_stored(
     assert token not in turn.text
     assert "[masked " in turn.text
     await m.checkpoint()
-    raw = _raw_bytes(m.path)
+    raw = raw_bytes(m.path)
     assert token.encode() not in raw
     assert token[-12:].encode() not in raw
     assert b"ordinary chatter about the garden" in raw

@@ -33,6 +33,7 @@ from memory.models import (
     Activity,
     Belief,
     Explanation,
+    Goal,
     Grant,
     Kind,
     Person,
@@ -41,6 +42,7 @@ from memory.models import (
     Receipt,
     Role,
     Sensitivity,
+    Summary,
     Turn,
     WriteOutcome,
     is_scope,
@@ -55,7 +57,8 @@ from memory.receipts import (
     receipt_from_row,
     write_receipt,
 )
-from memory.secrets import mask_secrets
+from memory.secrets import has_secret, mask_secrets
+from memory.state import StateBook
 from memory.store import Row, Store, Tx
 
 Clock = Callable[[], datetime]
@@ -87,6 +90,7 @@ class Memory:
             None if embedder is None else ranking.VectorIndex(embedder.dim)
         )
         self.people = PeopleBook(store, self._now_text)
+        self.state = StateBook(store, self._now_text)
 
     # --- life cycle --------------------------------------------------------------------------
 
@@ -654,6 +658,10 @@ class Memory:
             turn_rows = await tx.fetchall(
                 "SELECT * FROM turns WHERE scope = ? ORDER BY turn_id", (scope,)
             )
+            goal_rows = await tx.fetchall(
+                "SELECT * FROM goals WHERE person_id = ? AND scope = ? ORDER BY goal_id",
+                (person.person_id, scope),
+            )
             given = await tx.fetchall(
                 "SELECT * FROM grants WHERE grantor_id = ? ORDER BY grant_id",
                 (person.person_id,),
@@ -664,6 +672,9 @@ class Memory:
                 "beliefs": beliefs,
                 "transcript": [_turn_from_row(r).model_dump(mode="json") for r in turn_rows],
                 "grants_given": [_grant_from_row(r).model_dump(mode="json") for r in given],
+                "goals": [
+                    {k: r[k] for k in Goal.model_fields} for r in goal_rows
+                ],
             }
             return document, ids, scopes, suppressed
 
@@ -673,6 +684,119 @@ class Memory:
             for r in await self.receipts_about(person.person_id)
         ]
         return document
+
+    # --- goals and summaries -----------------------------------------------------------------
+
+    async def add_goal(
+        self,
+        person_id: str,
+        text: str,
+        *,
+        scope: str,
+        provenance: str,
+        due: str | None = None,
+        priority: int = 2,
+        source_turn_id: int | None = None,
+    ) -> tuple[int, bool]:
+        """An open goal for a member, made once: the same open goal again returns its id and
+        False. Returns only ids, never text."""
+        _check_scope(scope)
+        cleaned = belief_ops.check_text(text)
+        if has_secret(cleaned):
+            raise InvalidRequest("a goal cannot hold a secret token")
+        if not 1 <= priority <= 3:
+            raise InvalidRequest("a goal's priority is 1 (high) to 3 (low)")
+        person = await self.people.get(person_id)
+        owner = scope_owner(scope)
+        if owner not in (None, person.person_id):
+            raise InvalidRequest("a member's goal lives in their own scope or the shared one")
+        norm = belief_ops.normalize(cleaned)
+        now = self._now_text()
+        async with self._store.transaction() as tx:
+            existing = await tx.scalar(
+                "SELECT goal_id FROM goals WHERE person_id = ? AND norm = ? AND state = 'open'",
+                (person.person_id, norm),
+            )
+            if existing is not None:
+                return int(existing), False
+            goal_id = await tx.execute(
+                "INSERT INTO goals(person_id, scope, text, norm, sensitivity, priority, due,"
+                " provenance, source_turn_id, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (person.person_id, scope, cleaned, norm, classify(cleaned).value, priority, due,
+                 provenance, source_turn_id, now, now),
+            )
+        return goal_id, True
+
+    async def set_goal_state(self, person_id: str, goal_id: int, state: str) -> bool:
+        if state not in ("open", "done", "dropped"):
+            raise InvalidRequest("a goal is open, done or dropped")
+        async with self._store.transaction() as tx:
+            changed = await tx.execute(
+                "UPDATE goals SET state = ?, updated_at = ? WHERE goal_id = ? AND person_id = ?",
+                (state, self._now_text(), goal_id, person_id),
+            )
+        return changed == 1
+
+    async def goals(self, ctx: AccessContext, *, limit: int = 20) -> list[Goal]:
+        """Open goals this work may use: the member's own (or, for a group, shared ones)."""
+
+        async def body(tx: Tx) -> tuple[list[Goal], list[int], list[str], int]:
+            wall_sql, wall_params = wall.predicate(ctx, "scope")
+            whose = "person_id = ?" if ctx.person_id is not None else "scope = 'shared'"
+            params: tuple[object, ...] = (*wall_params,) + (
+                (ctx.person_id,) if ctx.person_id is not None else ()
+            )
+            rows = await tx.fetchall(
+                f"SELECT * FROM goals WHERE {wall_sql} AND {whose} AND state = 'open'"
+                " ORDER BY priority, coalesce(due, '9999'), goal_id LIMIT ?",
+                (*params, max(0, limit)),
+            )
+            lens = self._lens(ctx, await self._grants_for(tx, ctx))
+            allowed = [r for r in rows if lens(str(r["scope"]), Sensitivity(r["sensitivity"]))]
+            found = [
+                Goal.model_validate({k: r[k] for k in Goal.model_fields}) for r in allowed
+            ]
+            return (found, [g.goal_id for g in found], [g.scope for g in found],
+                    len(rows) - len(allowed))
+
+        return await self._read(ctx, "goals", "", body)
+
+    async def write_summary(
+        self, scope: str, chat_id: str, text: str, through_turn_id: int
+    ) -> None:
+        """Store a rolling summary under the scope of what it was made from."""
+        _check_scope(scope)
+        masked = mask_secrets(text.strip())
+        async with self._store.transaction() as tx:
+            await tx.execute(
+                "INSERT INTO summaries(scope, chat_id, text, sensitivity, through_turn_id,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(scope, chat_id) DO UPDATE"
+                " SET text = excluded.text, sensitivity = excluded.sensitivity,"
+                " through_turn_id = excluded.through_turn_id, updated_at = excluded.updated_at",
+                (scope, chat_id, masked, classify(masked).value, through_turn_id,
+                 self._now_text()),
+            )
+
+    async def summary(self, ctx: AccessContext, chat_id: str) -> Summary | None:
+        """The chat's rolling summary, if its scope may be seen here and the work may use it."""
+
+        async def body(tx: Tx) -> tuple[Summary | None, list[int], list[str], int]:
+            wall_sql, wall_params = wall.predicate(ctx, "scope")
+            rows = await tx.fetchall(
+                f"SELECT rowid AS id, * FROM summaries WHERE {wall_sql} AND chat_id = ?"
+                " ORDER BY scope",
+                (*wall_params, chat_id),
+            )
+            lens = self._lens(ctx, await self._grants_for(tx, ctx))
+            allowed = [r for r in rows if lens(str(r["scope"]), Sensitivity(r["sensitivity"]))]
+            if not allowed:
+                return None, [], [], len(rows)
+            row = allowed[-1]  # a private summary is the fuller one where both exist
+            found = Summary.model_validate({k: row[k] for k in Summary.model_fields})
+            return found, [int(row["id"])], [found.scope], len(rows) - len(allowed)
+
+        return await self._read(ctx, "summary", chat_id, body)
 
     # --- forgetting --------------------------------------------------------------------------
 
@@ -821,6 +945,7 @@ class Memory:
         person = await self.people.get(person_id)
         async with self._store.transaction() as tx:
             gone = await purge_scope(tx, private_scope(person.person_id))
+            await tx.execute("DELETE FROM affect WHERE key = ?", (f"person:{person.person_id}",))
             await tx.execute("DELETE FROM people WHERE person_id = ?", (person.person_id,))
         if self._index is not None:
             self._index.remove(gone)

@@ -56,7 +56,9 @@ async def forget_matching(
             f"UPDATE turns SET text = ? WHERE scope = ? AND turn_id IN ({turn_marks})",
             (REDACTED, scope, *source_turns),
         )
-    await _scrub_lines(tx, scope, {str(r["norm"]) for r in rows})
+    norms = {str(r["norm"]) for r in rows}
+    await _scrub_lines(tx, scope, norms)
+    await _scrub_derived(tx, scope, norms)
     await _rebuild_index(tx)
     return ids
 
@@ -79,6 +81,20 @@ async def _scrub_lines(tx: Tx, scope: str, norms: set[str]) -> None:
         )
 
 
+async def _scrub_derived(tx: Tx, scope: str, norms: set[str]) -> None:
+    """Summaries and goals of the scope that repeat a forgotten proposition go too."""
+    for table, key in (("summaries", "summary_id"), ("goals", "goal_id")):
+        rows = await tx.fetchall(f"SELECT {key} AS id, text FROM {table} WHERE scope = ?",
+                                 (scope,))
+        for row in rows:
+            if any(norm in normalize(str(row["text"])) for norm in norms):
+                if table == "summaries":
+                    await tx.execute("UPDATE summaries SET text = ? WHERE summary_id = ?",
+                                     (REDACTED, row["id"]))
+                else:
+                    await tx.execute("DELETE FROM goals WHERE goal_id = ?", (row["id"],))
+
+
 async def _rebuild_index(tx: Tx) -> None:
     # Deleted terms linger in FTS5 segments until a merge; optimize rewrites the index whole.
     await tx.execute("INSERT INTO beliefs_fts(beliefs_fts) VALUES ('optimize')")
@@ -94,5 +110,7 @@ async def purge_scope(tx: Tx, scope: str) -> list[int]:
     await tx.execute("DELETE FROM turns WHERE scope = ?", (scope,))
     await tx.execute("DELETE FROM sensitivity_overrides WHERE scope = ?", (scope,))
     await tx.execute("DELETE FROM grants WHERE scope = ?", (scope,))
+    await tx.execute("DELETE FROM summaries WHERE scope = ?", (scope,))
+    await tx.execute("DELETE FROM goals WHERE scope = ?", (scope,))
     await _rebuild_index(tx)
     return ids

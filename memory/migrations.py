@@ -137,4 +137,68 @@ _INITIAL: tuple[str, ...] = (
     "CREATE INDEX receipts_by_actor ON receipts(actor, method, seq)",
 )
 
-MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (("0001_initial", _INITIAL),)
+# The soul's per-member state and the turn log. Content-bearing tables carry a scope.
+_SOUL_STATE: tuple[str, ...] = (
+    f"""CREATE TABLE summaries (
+        summary_id INTEGER PRIMARY KEY,
+        scope TEXT NOT NULL {_SCOPE_CHECK},
+        chat_id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        sensitivity TEXT NOT NULL,
+        through_turn_id INTEGER NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL,
+        UNIQUE (scope, chat_id)
+    )""",
+    f"""CREATE TABLE goals (
+        goal_id INTEGER PRIMARY KEY,
+        person_id TEXT NOT NULL REFERENCES people(person_id) ON DELETE CASCADE,
+        scope TEXT NOT NULL {_SCOPE_CHECK},
+        text TEXT NOT NULL,
+        norm TEXT NOT NULL,
+        sensitivity TEXT NOT NULL,
+        priority INTEGER NOT NULL DEFAULT 2 CHECK (priority BETWEEN 1 AND 3),
+        state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'done', 'dropped')),
+        due TEXT,
+        provenance TEXT NOT NULL,
+        source_turn_id INTEGER REFERENCES turns(turn_id) ON DELETE SET NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )""",
+    "CREATE UNIQUE INDEX goals_open_once ON goals(person_id, norm) WHERE state = 'open'",
+    # Keyed by whom her mood is toward: "person:<id>" in a DM, "group:<chat>" in a group, so
+    # a mood shaped by a private talk never colours what the group sees.
+    """CREATE TABLE affect (
+        key TEXT PRIMARY KEY,
+        valence REAL NOT NULL,
+        arousal REAL NOT NULL,
+        drives TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE bootstrap_done (
+        person_id TEXT PRIMARY KEY REFERENCES people(person_id) ON DELETE CASCADE,
+        at TEXT NOT NULL
+    )""",
+    """CREATE TABLE persona_proposals (
+        proposal_id INTEGER PRIMARY KEY,
+        text TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        proposed_by TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending'
+            CHECK (state IN ('pending', 'approved', 'rejected')),
+        created_at TEXT NOT NULL,
+        decided_at TEXT,
+        decided_by TEXT
+    )""",
+    """CREATE TABLE turn_log (
+        turn_id INTEGER PRIMARY KEY REFERENCES turns(turn_id) ON DELETE CASCADE,
+        template_version TEXT NOT NULL,
+        tokens TEXT NOT NULL,
+        belief_ids TEXT NOT NULL,
+        at TEXT NOT NULL
+    )""",
+)
+
+MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("0001_initial", _INITIAL),
+    ("0002_soul_state", _SOUL_STATE),
+)

@@ -280,6 +280,30 @@ class Turn(Frozen):
     at: str
 
 
+class Goal(Frozen):
+    goal_id: int
+    person_id: str
+    scope: str
+    text: str
+    sensitivity: Sensitivity
+    priority: int
+    state: Literal["open", "done", "dropped"]
+    due: str | None
+    provenance: str
+    created_at: str
+
+
+class Summary(Frozen):
+    """A rolling summary; it carries the scope of what it was made from."""
+
+    scope: str
+    chat_id: str
+    text: str
+    sensitivity: Sensitivity
+    through_turn_id: int
+    updated_at: str
+
+
 class Grant(Frozen):
     grant_id: int
     grantor_id: str

@@ -128,6 +128,21 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
 
     command("doctor", "check the configuration, the database and the embedder; one line each")
 
+    chat = command("chat", "talk to her as NAME in a private chat (or in the household group)")
+    chat.add_argument("--as", dest="as_name", required=True, metavar="NAME")
+    chat.add_argument("--group", action="store_true", help="speak in the household group")
+
+    persona = command("persona", "the gated persona-edit flow")
+    persona_sub = persona.add_subparsers(dest="persona_command", metavar="ACTION",
+                                         parser_class=_Parser)
+    for name, text in (("proposals", "list proposed persona edits"),
+                       ("approve", "approve a proposal (the owner)"),
+                       ("reject", "reject a proposal (the owner)")):
+        action = persona_sub.add_parser(name, help=text)
+        _db_option(action, top=False)
+        if name != "proposals":
+            action.add_argument("proposal_id", type=int, metavar="ID")
+
     backup = command("backup", "an online, consistent copy of the database")
     backup.add_argument("path", type=Path)
     restore = command("restore", "replace the database with a backup")
@@ -225,6 +240,8 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
             await memory.close()
         return EXIT_OK
 
+    if cmd == "chat":
+        return await _chat(settings, db, args)
     embed = cmd in ("remember", "recall")
     memory = await _open(settings, db, embed=embed)
     try:
@@ -409,6 +426,74 @@ async def _restore(db: Path, source: Path) -> int:
     return EXIT_OK
 
 
+async def _persona(memory: Memory, args: argparse.Namespace) -> int:
+    action = args.persona_command or "proposals"
+    if action == "proposals":
+        found = await memory.state.persona_proposals()
+        if not found:
+            _print("no persona proposals")
+        for p in found:
+            _print(f"#{p.proposal_id}\t{p.state}\t{p.created_at}\t{p.text}\t(why: {p.reason})")
+        return EXIT_OK
+    owner = await memory.people.owner()
+    if owner is None:
+        raise Failure("persona edits are approved by the owner, and no owner is registered")
+    if not await memory.state.decide_persona(args.proposal_id, approve=action == "approve",
+                                             by=owner.person_id):
+        raise Failure(f"no pending persona proposal #{args.proposal_id}")
+    _print(f"{'approved' if action == 'approve' else 'rejected'} proposal #{args.proposal_id}")
+    return EXIT_OK
+
+
+async def _chat(settings: Settings, db: Path, args: argparse.Namespace) -> int:
+    """A conversation through the real pipeline; piped stdin is one message per line."""
+    from soul.files import load_soul  # noqa: PLC0415 -- the soul loads only for a conversation
+    from soul.model import EmbeddedModel, Gateway, model_config_from  # noqa: PLC0415
+    from soul.turn import chat_id_for, respond  # noqa: PLC0415
+
+    soul = load_soul(settings.soul_dir)
+    memory = await _open(settings, db, embed=True)
+    embedded: EmbeddedModel | None = None
+    gateway: Gateway | None = None
+    try:
+        person = await _person(memory, args.as_name)
+        config = model_config_from(
+            settings.openai_base_url,
+            settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+            settings.model,
+        )
+        if config is None:
+            embedded = EmbeddedModel()
+            config = await embedded.start()
+        gateway = Gateway(config)
+        interactive = sys.stdin.isatty()
+        chat_id = chat_id_for(person, group=args.group)
+        while True:
+            if interactive:
+                sys.stdout.write(f"{person.name}> ")
+                sys.stdout.flush()
+            line = await asyncio.to_thread(sys.stdin.readline)
+            if not line:
+                break
+            text = line.rstrip("\n")
+            if not text.strip():
+                continue
+            try:
+                reply = await respond(memory, soul, gateway, speaker=person, chat_id=chat_id,
+                                      group=args.group, text=text, now=utc_now())
+            except HearthError as exc:
+                _print(f"({exc})")
+                continue
+            _print(f"{soul.manifest.name}: {reply.text}" if interactive else reply.text)
+    finally:
+        if gateway is not None:
+            await gateway.aclose()
+        if embedded is not None:
+            await embedded.stop()
+        await memory.close()
+    return EXIT_OK
+
+
 async def _doctor(settings: Settings, db: Path) -> int:
     """One line per check: ok, note (not needed yet), or FAIL; exit 1 if anything failed."""
     failed = False
@@ -468,6 +553,7 @@ _COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], Awaitable[int]]] = {
     "receipts": _receipts,
     "export": _export,
     "backup": _backup,
+    "persona": _persona,
 }
 
 

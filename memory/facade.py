@@ -543,6 +543,30 @@ class Memory:
 
         return await self._read(ctx, "inspect", "", body)
 
+    async def about(self, ctx: AccessContext, person_id: str, *, limit: int = 12) -> list[Belief]:
+        """Beliefs about one member that this reader may use: the partner model's material.
+
+        In a member's own chat that is their scope's beliefs about themselves (or about no one
+        else) and shared beliefs about them; in a group, only the shared ones.
+        """
+        now = self._now()
+
+        async def body(tx: Tx) -> tuple[list[Belief], list[int], list[str], int]:
+            rows = await belief_ops.fetch_visible(
+                tx,
+                ctx,
+                "(b.subject_id = ? OR (b.scope = ? AND b.subject_id IS NULL))"
+                " AND b.quarantined = 0 AND b.superseded_by IS NULL",
+                (person_id, private_scope(person_id)),
+            )
+            found, _, _, suppressed = self._lensed(
+                ctx, rows, await self._grants_for(tx, ctx), now
+            )
+            top = found[: max(0, limit)]
+            return top, [b.belief_id for b in top], [b.scope for b in top], suppressed
+
+        return await self._read(ctx, "about", person_id, body)
+
     def _lensed(
         self, ctx: AccessContext, rows: list[Row], grants: list[Grant], now: datetime
     ) -> tuple[list[Belief], list[int], list[str], int]:

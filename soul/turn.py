@@ -1,0 +1,107 @@
+"""One conversational turn: transcript in, assemble, model, transcript out.
+
+Owns: the order of a turn and what happens when the model fails (an honest short reply; the
+member's line is already stored, so nothing is lost and the tick catches up later). Also the
+small per-turn side effects: goals from "remind me to ..." and her own promises, her mood, the
+turn log, and retiring the bootstrap once the first exchange is stored.
+Must not: read memory except through the facade (via the assembler), or echo a model error.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from memory import HearthError, Memory, Person, Role, chat_scope
+from soul.affect import apply_event, appraise
+from soul.assembler import Intent, Prompt, affect_key, assemble, current_affect
+from soul.files import Soul
+from soul.goals import promised_goals, requested_goals
+
+log = logging.getLogger("hearth.turn")
+
+FALLBACK_REPLY = (
+    "I'm sorry, I can't think straight just now (my thinking engine isn't answering). "
+    "I've kept what you said and I'll catch up as soon as I can."
+)
+
+
+class ReplyModel(Protocol):
+    async def reply(
+        self, messages: list[dict[str, str]], *, max_tokens: int = ..., temperature: float = ...
+    ) -> str: ...
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    prompt: Prompt
+    user_turn_id: int
+    reply_turn_id: int
+    fallback: bool
+
+
+def chat_id_for(person: Person, *, group: bool, group_chat: str = "group:household") -> str:
+    """The chat a command-line conversation stands for."""
+    if group:
+        return group_chat
+    return f"dm:{person.telegram_id if person.telegram_id is not None else person.person_id}"
+
+
+async def respond(
+    memory: Memory,
+    soul: Soul,
+    model: ReplyModel,
+    *,
+    speaker: Person,
+    chat_id: str,
+    group: bool,
+    text: str,
+    now: datetime,
+) -> Reply:
+    """Answer one message from a member, in their DM or in the household group."""
+    scope = chat_scope(group=group, member_id=speaker.person_id)
+    user_turn = await memory.append_turn(
+        chat_id=chat_id, speaker_id=speaker.person_id, role=Role.USER, scope=scope, text=text
+    )
+    for goal in requested_goals(text):
+        await memory.add_goal(speaker.person_id, goal, scope=scope, provenance="requested",
+                              source_turn_id=user_turn)
+    intent = Intent(speaker=speaker, chat_id=chat_id, group=group, text=text, now=now,
+                    turn_id=user_turn)
+    await _feel(memory, soul, intent)
+    prompt = await assemble(memory, soul, intent)
+    fallback = False
+    try:
+        answer = await model.reply(
+            list(prompt.messages), max_tokens=soul.manifest.reply_reserve
+        )
+    except HearthError as exc:
+        # Errors go to the log, never into the chat; the member's line is already stored.
+        log.warning("model failed for turn %s: %s", user_turn, exc)
+        answer, fallback = FALLBACK_REPLY, True
+    reply_turn = await memory.append_turn(
+        chat_id=chat_id, speaker_id=None, role=Role.ASSISTANT, scope=scope, text=answer
+    )
+    await memory.state.log_turn(
+        reply_turn, prompt.template_version, prompt.tokens, prompt.belief_ids
+    )
+    if not fallback:
+        for goal in promised_goals(answer):
+            await memory.add_goal(speaker.person_id, goal, scope=scope, provenance="promised",
+                                  source_turn_id=reply_turn)
+    if not group:
+        await memory.state.retire_bootstrap(speaker.person_id)
+    return Reply(answer, prompt, user_turn, reply_turn, fallback)
+
+
+async def _feel(memory: Memory, soul: Soul, intent: Intent) -> None:
+    """Her mood toward this chat: decayed to now, then nudged (bounded) by the message."""
+    key = affect_key(intent)
+    state = await current_affect(memory, soul, key, intent.now)
+    d_valence, d_arousal = appraise(intent.text)
+    moved = apply_event(state, d_valence, d_arousal, soul.temperament.max_delta)
+    await memory.state.save_affect(key, moved.valence, moved.arousal, moved.drives,
+                                   intent.now.isoformat())

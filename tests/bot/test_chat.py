@@ -130,3 +130,17 @@ async def test_remind_me_creates_a_goal_once_and_the_owner_gates_persona_edits(
     assert code == 1 and "no pending persona proposal #1" in err
     code, out, _ = await hearth("persona", "proposals", env=household)
     assert code == 0 and out.strip() == "no persona proposals"
+
+
+async def test_doctor_checks_the_soul_pin_and_reaches_the_model_endpoint(
+    household: dict[str, str],
+) -> None:
+    async with ModelServer(scripted()) as server:
+        household["OPENAI_BASE_URL"] = base_url = server.base_url
+        code, out, _ = await hearth("doctor", env=household)
+    assert code == 0, out
+    assert "ok    soul Wren: constitution matches its pin" in out
+    assert f"ok    model test-model at {base_url}" in out
+    household["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"
+    code, out, _ = await hearth("doctor", env=household)
+    assert code == 1 and "FAIL  model: cannot reach" in out

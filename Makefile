@@ -31,6 +31,8 @@ test: $(STAMP) lint
 
 bench: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m bench.recall
+	HF_HUB_OFFLINE=1 $(PY) -m bench.assemble
+	HF_HUB_OFFLINE=1 $(PY) -m bench.memory_quality
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

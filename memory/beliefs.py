@@ -247,7 +247,13 @@ _BELIEF_COLUMNS = (
 
 
 async def fetch_visible(
-    tx: Tx, ctx: AccessContext, where: str = "1", params: Sequence[object] = ()
+    tx: Tx,
+    ctx: AccessContext,
+    where: str = "1",
+    params: Sequence[object] = (),
+    *,
+    order: str = "b.belief_id",
+    limit: int = -1,
 ) -> list[Row]:
     """Belief rows matching `where` that the wall lets this reader see, with a
     `contradicted` flag computed only from contradicting beliefs the reader can also see."""
@@ -259,9 +265,9 @@ async def fetch_visible(
         "   CASE WHEN c.low_id = b.belief_id THEN c.high_id ELSE c.low_id END"
         "   WHERE (c.low_id = b.belief_id OR c.high_id = b.belief_id)"
         f"   AND {other_sql} AND o.log_odds >= b.log_odds) AS contradicted"
-        f" FROM beliefs b WHERE {wall_sql} AND ({where})"
+        f" FROM beliefs b WHERE {wall_sql} AND ({where}) ORDER BY {order} LIMIT ?"
     )
-    return await tx.fetchall(sql, (*other_params, *wall_params, *params))
+    return await tx.fetchall(sql, (*other_params, *wall_params, *params, limit))
 
 
 def status_of(row: Row, now: datetime) -> BeliefStatus:

@@ -552,17 +552,21 @@ class Memory:
         now = self._now()
 
         async def body(tx: Tx) -> tuple[list[Belief], list[int], list[str], int]:
+            # The strongest and freshest first, ranked in SQL; a margin over the limit leaves
+            # room for what the lens holds back.
             rows = await belief_ops.fetch_visible(
                 tx,
                 ctx,
                 "(b.subject_id = ? OR (b.scope = ? AND b.subject_id IS NULL))"
                 " AND b.quarantined = 0 AND b.superseded_by IS NULL",
                 (person_id, private_scope(person_id)),
+                order="b.log_odds DESC, b.reinforced_at DESC, b.belief_id DESC",
+                limit=max(0, limit) * 4,
             )
-            found, _, _, suppressed = self._lensed(
-                ctx, rows, await self._grants_for(tx, ctx), now
-            )
-            top = found[: max(0, limit)]
+            lens = self._lens(ctx, await self._grants_for(tx, ctx))
+            allowed = [r for r in rows if lens(str(r["scope"]), Sensitivity(r["sensitivity"]))]
+            suppressed = len(rows) - len(allowed)
+            top = [belief_ops.belief_from_row(r, now) for r in allowed[: max(0, limit)]]
             return top, [b.belief_id for b in top], [b.scope for b in top], suppressed
 
         return await self._read(ctx, "about", person_id, body)

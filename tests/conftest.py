@@ -6,9 +6,16 @@ from pathlib import Path
 
 import pytest
 
+from memory import MiniLMEmbedder
 from tests.helpers import Household, make_household
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    """The real bundled model, loaded once per test run."""
+    return MiniLMEmbedder()
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import sys
 import tempfile
@@ -23,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.recall import MEMBERS, QUERIES, percentile, propositions, seed
+from bench.report import print_report
 from memory import SHARED, Memory, Person, Role, make_embedder, private_scope
 from soul.assembler import Intent, assemble
 from soul.files import Soul, load_soul
@@ -147,11 +147,8 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     results = asyncio.run(run(sizes, args.messages, args.embedder))
-    print(f"{'beliefs':>8} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
-    for r in results:
-        print(f"{r['beliefs']:>8} {r['p50_ms']:>8} {r['p95_ms']:>8} {r['max_ms']:>8}")
-    for r in results:
-        print(json.dumps(r))
+    print_report(results, [("beliefs", "beliefs"), ("p50_ms", "p50 ms"), ("p95_ms", "p95 ms"),
+                           ("max_ms", "max ms")])
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import resource
 import sys
@@ -17,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.report import print_report
 from memory import (
     SHARED,
     AccessContext,
@@ -141,11 +141,8 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     results = asyncio.run(run(sizes, args.queries, args.embedder))
-    print(f"{'beliefs':>8} {'p50 ms':>8} {'p95 ms':>8} {'rss MB':>8}")
-    for r in results:
-        print(f"{r['beliefs']:>8} {r['p50_ms']:>8} {r['p95_ms']:>8} {r['rss_mb']:>8}")
-    for r in results:
-        print(json.dumps(r))
+    print_report(results, [("beliefs", "beliefs"), ("p50_ms", "p50 ms"), ("p95_ms", "p95 ms"),
+                           ("rss_mb", "rss MB")])
 
 
 if __name__ == "__main__":

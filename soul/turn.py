@@ -39,7 +39,7 @@ class Reply:
     text: str
     prompt: Prompt
     user_turn_id: int
-    reply_turn_id: int
+    reply_turn_id: int | None  # None for the fallback, which is not kept as something she said
     fallback: bool
 
 
@@ -82,16 +82,19 @@ async def respond(
         # Errors go to the log, never into the chat; the member's line is already stored.
         log.warning("model failed for turn %s: %s", user_turn, exc)
         answer, fallback = FALLBACK_REPLY, True
+    if fallback:
+        # The apology is not kept as something she said: in later prompts a small model would
+        # copy it, and the exchange did not happen. The member's line stays for the tick.
+        return Reply(answer, prompt, user_turn, None, fallback)
     reply_turn = await memory.append_turn(
         chat_id=chat_id, speaker_id=None, role=Role.ASSISTANT, scope=scope, text=answer
     )
     await memory.state.log_turn(
         reply_turn, prompt.template_version, prompt.tokens, prompt.belief_ids
     )
-    if not fallback:
-        for goal in promised_goals(answer):
-            await memory.add_goal(speaker.person_id, goal, scope=scope, provenance="promised",
-                                  source_turn_id=reply_turn)
+    for goal in promised_goals(answer):
+        await memory.add_goal(speaker.person_id, goal, scope=scope, provenance="promised",
+                              source_turn_id=reply_turn)
     if not group:
         await memory.state.retire_bootstrap(speaker.person_id)
     return Reply(answer, prompt, user_turn, reply_turn, fallback)

@@ -56,12 +56,12 @@ def household(env: dict[str, str], capsys: pytest.CaptureFixture[str]) -> dict[s
 async def test_each_piped_line_is_one_message_and_each_reply_is_printed(
     household: dict[str, str],
 ) -> None:
-    async with ModelServer(scripted("Hello Bob!", "Noted, I'll remember.")) as server:
+    async with ModelServer(scripted("Hello Bob!", "Noted.\nI'll remember.")) as server:
         household["OPENAI_BASE_URL"] = server.base_url
         code, out, err = await hearth("chat", "--as", "Bob", env=household,
                                       stdin="hi there\nI like tea\n")
         assert code == 0, err
-        assert out.splitlines() == ["Hello Bob!", "Noted, I'll remember."]
+        assert out.splitlines() == ["Hello Bob!", "Noted. I'll remember."]
         assert len(server.requests) == 2
         assert server.requests[1]["messages"][-1]["content"] == "I like tea"
 
@@ -97,6 +97,7 @@ async def test_a_down_model_gets_an_honest_reply_and_the_line_is_kept(
     assert "Traceback" not in out + err
     code, out, _ = await hearth("export", "--as", "Bob", env=household)
     assert code == 0 and "my sister visits on Sunday" in out
+    assert "can't think straight" not in out  # the apology is not kept as something she said
 
 
 async def test_a_one_byte_change_to_the_constitution_stops_chat_with_one_line(

@@ -19,6 +19,7 @@ from typing import NoReturn
 from bot.settings import ConfigError, Settings, load_settings
 from memory import (
     GRANTABLE,
+    SHARED,
     AccessContext,
     Activity,
     HearthError,
@@ -198,12 +199,8 @@ def _sensitivity(value: str) -> Sensitivity:
         ) from None
 
 
-def _scope_label(scope: str, person: Person | None = None) -> str:
-    if scope == "shared":
-        return "shared"
-    if person is not None and scope == private_scope(person.person_id):
-        return "private"
-    return "private"
+def _scope_label(scope: str) -> str:
+    return "shared" if scope == SHARED else "private"
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
@@ -277,7 +274,7 @@ async def _recall(memory: Memory, args: argparse.Namespace) -> int:
     for item in found:
         b = item.belief
         _print(
-            f"#{b.belief_id}\t{b.confidence:.2f}\t{_scope_label(b.scope, person)}\t"
+            f"#{b.belief_id}\t{b.confidence:.2f}\t{_scope_label(b.scope)}\t"
             f"{b.sensitivity}\t{b.proposition}"
         )
     return EXIT_OK
@@ -293,7 +290,7 @@ async def _inspect(memory: Memory, args: argparse.Namespace) -> int:
         _print(f"she knows nothing about {person.name} yet")
     for b in found:
         _print(
-            f"#{b.belief_id}\t{b.confidence:.2f}\t{b.status}\t{_scope_label(b.scope, person)}\t"
+            f"#{b.belief_id}\t{b.confidence:.2f}\t{b.status}\t{_scope_label(b.scope)}\t"
             f"{b.sensitivity}\t{b.proposition}\t({b.evidence_count} source(s))"
         )
     return EXIT_OK

@@ -26,6 +26,7 @@ from memory.classifier import classify
 from memory.embedder import Embedder
 from memory.embedder import Vectors as Matrix
 from memory.errors import InvalidRequest
+from memory.forget import forget_matching, purge_scope
 from memory.lens import GRANTABLE, may_use
 from memory.models import (
     SHARED,
@@ -831,8 +832,6 @@ class Memory:
     async def forget(self, ctx: AccessContext, text: str, *, shared: bool = False) -> int:
         """Forget this member's beliefs whose proposition contains `text` (the owner may, with
         `shared`, forget shared ones). Returns how many; the text is never stored."""
-        from memory.forget import forget_matching  # noqa: PLC0415 -- keeps the facade light
-
         if ctx.person_id is None or ctx.activity != Activity.MEMBER_INSPECT:
             raise InvalidRequest("forgetting is a member acting on their own view")
         needle = belief_ops.normalize(text)
@@ -968,8 +967,6 @@ class Memory:
 
     async def remove_person(self, person_id: str) -> int:
         """Purge a member and everything they own; returns how many beliefs went with them."""
-        from memory.forget import purge_scope  # noqa: PLC0415
-
         person = await self.people.get(person_id)
         async with self._store.transaction() as tx:
             gone = await purge_scope(tx, private_scope(person.person_id))

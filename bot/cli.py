@@ -445,7 +445,12 @@ async def _persona(memory: Memory, args: argparse.Namespace) -> int:
 async def _chat(settings: Settings, db: Path, args: argparse.Namespace) -> int:
     """A conversation through the real pipeline; piped stdin is one message per line."""
     from soul.files import load_soul  # noqa: PLC0415 -- the soul loads only for a conversation
-    from soul.model import EmbeddedModel, Gateway, model_config_from  # noqa: PLC0415
+    from soul.model import (  # noqa: PLC0415
+        EmbeddedModel,
+        Gateway,
+        model_config_from,
+        with_model,
+    )
     from soul.turn import chat_id_for, respond  # noqa: PLC0415
 
     soul = load_soul(settings.soul_dir)
@@ -462,7 +467,7 @@ async def _chat(settings: Settings, db: Path, args: argparse.Namespace) -> int:
         if config is None:
             embedded = EmbeddedModel()
             config = await embedded.start()
-        gateway = Gateway(config)
+        gateway = Gateway(await with_model(config))
         interactive = sys.stdin.isatty()
         chat_id = chat_id_for(person, group=args.group)
         while True:
@@ -502,6 +507,7 @@ async def _doctor_soul_and_model(
         embedded_model_file,
         endpoint_answers,
         model_config_from,
+        with_model,
     )
 
     try:
@@ -520,6 +526,11 @@ async def _doctor_soul_and_model(
         return
     if config is not None:
         problem = await endpoint_answers(config)
+        if not problem:
+            try:
+                config = await with_model(config)
+            except HearthError as exc:
+                problem = str(exc)
         report("FAIL" if problem else "ok",
                f"model: {problem}" if problem else f"model {config.model} at {config.base_url}")
         return

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import dataclasses
 import logging
 import re
 import shutil
@@ -121,15 +122,33 @@ def model_config_from(
 ) -> ModelConfig | None:
     """The configured endpoint, or None when there is none (the caller starts the embedded model).
 
-    A server without keys (Ollama, llama.cpp) gets a placeholder key; a base URL without a model
-    name is a configuration mistake, reported in one line.
+    A server without keys (Ollama, llama.cpp) gets a placeholder key. Without HEARTH_MODEL the
+    model is left empty, for `with_model` to ask the server which one it serves.
     """
     if base_url is None or not base_url.strip():
         return None
-    if model is None or not model.strip():
-        raise ModelError("HEARTH_MODEL must name the model to use when OPENAI_BASE_URL is set")
     key = api_key.strip() if api_key and api_key.strip() else _NO_KEY
-    return ModelConfig(base_url=base_url.strip(), api_key=key, model=model.strip())
+    return ModelConfig(base_url=base_url.strip(), api_key=key, model=(model or "").strip())
+
+
+async def with_model(config: ModelConfig, timeout_s: float = 5.0) -> ModelConfig:
+    """The config with a model name: the configured one, else the first the server lists."""
+    if config.model:
+        return config
+    url = config.base_url.rstrip("/") + "/models"
+    try:
+        async with httpx.AsyncClient(timeout=timeout_s) as client:
+            response = await client.get(url, headers={"Authorization": f"Bearer {config.api_key}"})
+        response.raise_for_status()
+        listed = response.json().get("data") or []
+        first = str(listed[0]["id"]) if listed else ""
+    except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError, IndexError):
+        first = ""
+    if not first:
+        raise ModelError(
+            f"HEARTH_MODEL is not set and {config.base_url} did not list a model to use"
+        )
+    return dataclasses.replace(config, model=first)
 
 
 class Gateway:

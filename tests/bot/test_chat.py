@@ -145,3 +145,15 @@ async def test_doctor_checks_the_soul_pin_and_reaches_the_model_endpoint(
     household["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"
     code, out, _ = await hearth("doctor", env=household)
     assert code == 1 and "FAIL  model: cannot reach" in out
+
+
+async def test_without_hearth_model_chat_uses_the_model_the_server_lists(
+    household: dict[str, str],
+) -> None:
+    del household["HEARTH_MODEL"]
+    async with ModelServer(scripted("Hi!")) as server:
+        household["OPENAI_BASE_URL"] = server.base_url
+        code, out, err = await hearth("chat", "--as", "Bob", env=household, stdin="hello\n")
+        assert code == 0, err
+        assert out.strip() == "Hi!"
+        assert server.requests[0]["model"] == "test-model"

@@ -24,7 +24,14 @@ import pytest
 from pydantic import BaseModel
 
 import soul.model as model_module
-from soul.model import EmbeddedModel, Gateway, ModelConfig, ModelError, model_config_from
+from soul.model import (
+    EmbeddedModel,
+    Gateway,
+    ModelConfig,
+    ModelError,
+    model_config_from,
+    with_model,
+)
 from tests.support.model_server import (
     ModelServer,
     ResponsePlan,
@@ -292,9 +299,14 @@ def test_a_base_url_gives_a_config_and_a_keyless_server_gets_a_placeholder_key()
     assert with_key is not None and with_key.api_key == KEY
 
 
-def test_a_base_url_without_a_model_name_is_one_clear_line() -> None:
-    with pytest.raises(ModelError, match="HEARTH_MODEL"):
-        model_config_from("http://127.0.0.1:11434/v1", None, None)
+async def test_without_hearth_model_the_servers_first_model_is_used() -> None:
+    config = model_config_from("http://127.0.0.1:11434/v1", None, None)
+    assert config is not None and config.model == ""
+    async with ModelServer(scripted(), model="served-model") as server:
+        found = await with_model(model_config_from(server.base_url, None, None))  # type: ignore[arg-type]
+        assert found.model == "served-model"
+    with pytest.raises(ModelError, match="HEARTH_MODEL is not set"):
+        await with_model(model_config_from("http://127.0.0.1:9/v1", None, None))  # type: ignore[arg-type]
 
 
 # --- structured output ---------------------------------------------------------------------------

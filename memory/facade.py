@@ -270,11 +270,16 @@ class Memory:
         )
         return [_grant_from_row(r) for r in rows]
 
-    def _lens(
-        self, ctx: AccessContext, grants: list[Grant]
-    ) -> Callable[[str, Sensitivity], bool]:
+    async def _usable(self, tx: Tx, ctx: AccessContext, rows: list[Row]) -> tuple[list[Row], int]:
+        """The rows (already behind the wall) the purpose lens lets this work use, in order,
+        and how many it held back."""
+        grants = await self._grants_for(tx, ctx)
         now = self._now_text()
-        return lambda scope, sensitivity: may_use(ctx, scope, sensitivity, grants, now)
+        allowed = [
+            r for r in rows
+            if may_use(ctx, str(r["scope"]), Sensitivity(r["sensitivity"]), grants, now)
+        ]
+        return allowed, len(rows) - len(allowed)
 
     # --- writes ------------------------------------------------------------------------------
 
@@ -451,14 +456,10 @@ class Memory:
                 " AND (b.valid_to IS NULL OR b.valid_to > ?)",
                 (*candidates, when, when),
             )
-            lens = self._lens(ctx, await self._grants_for(tx, ctx))
+            allowed, suppressed = await self._usable(tx, ctx, rows)
             recent = await self._recently_recalled(tx, ctx)
-            suppressed = 0
             scored: list[Recalled] = []
-            for row in rows:
-                if not lens(str(row["scope"]), Sensitivity(row["sensitivity"])):
-                    suppressed += 1
-                    continue
+            for row in allowed:
                 belief = belief_ops.belief_from_row(row, now)
                 sim = semantic.get(belief.belief_id, 0.0) if use_semantic else None
                 overlap = ranking.keyword_overlap(query_terms, belief.proposition)
@@ -540,7 +541,7 @@ class Memory:
                 "(b.scope = ? OR b.subject_id = ?)",
                 (private_scope(person_id), person_id),
             )
-            return self._lensed(ctx, rows, await self._grants_for(tx, ctx), now)
+            return await self._lensed(tx, ctx, rows, now)
 
         return await self._read(ctx, "inspect", "", body)
 
@@ -564,27 +565,20 @@ class Memory:
                 order="b.log_odds DESC, b.reinforced_at DESC, b.belief_id DESC",
                 limit=max(0, limit) * 4,
             )
-            lens = self._lens(ctx, await self._grants_for(tx, ctx))
-            allowed = [r for r in rows if lens(str(r["scope"]), Sensitivity(r["sensitivity"]))]
-            suppressed = len(rows) - len(allowed)
+            allowed, suppressed = await self._usable(tx, ctx, rows)
             top = [belief_ops.belief_from_row(r, now) for r in allowed[: max(0, limit)]]
             return top, [b.belief_id for b in top], [b.scope for b in top], suppressed
 
         return await self._read(ctx, "about", person_id, body)
 
-    def _lensed(
-        self, ctx: AccessContext, rows: list[Row], grants: list[Grant], now: datetime
+    async def _lensed(
+        self, tx: Tx, ctx: AccessContext, rows: list[Row], now: datetime
     ) -> tuple[list[Belief], list[int], list[str], int]:
-        lens = self._lens(ctx, grants)
-        allowed = [r for r in rows if lens(str(r["scope"]), Sensitivity(r["sensitivity"]))]
+        """Usable belief rows as records, strongest first, with what a receipt records."""
+        allowed, suppressed = await self._usable(tx, ctx, rows)
         found = [belief_ops.belief_from_row(r, now) for r in allowed]
         found.sort(key=lambda b: (-b.confidence, b.belief_id))
-        return (
-            found,
-            [b.belief_id for b in found],
-            [b.scope for b in found],
-            len(rows) - len(allowed),
-        )
+        return found, [b.belief_id for b in found], [b.scope for b in found], suppressed
 
     async def explain(self, ctx: AccessContext, belief_id: int) -> Explanation | None:
         """One belief with its evidence trail; None alike for a missing and a hidden one."""
@@ -592,9 +586,7 @@ class Memory:
 
         async def body(tx: Tx) -> tuple[Explanation | None, list[int], list[str], int]:
             rows = await belief_ops.fetch_visible(tx, ctx, "b.belief_id = ?", (belief_id,))
-            found, ids, scopes, suppressed = self._lensed(
-                ctx, rows, await self._grants_for(tx, ctx), now
-            )
+            found, ids, scopes, suppressed = await self._lensed(tx, ctx, rows, now)
             if not found:
                 return None, [], [], suppressed
             row = rows[0]
@@ -621,9 +613,7 @@ class Memory:
                 "b.belief_id IN (SELECT low_id FROM contradictions"
                 " UNION SELECT high_id FROM contradictions)",
             )
-            found, _, _, suppressed = self._lensed(
-                ctx, rows, await self._grants_for(tx, ctx), now
-            )
+            found, _, _, suppressed = await self._lensed(tx, ctx, rows, now)
             usable = {b.belief_id: b for b in found}
             marks = ", ".join("?" for _ in usable) or "NULL"
             edges = await tx.fetchall(
@@ -651,15 +641,9 @@ class Memory:
                 " ORDER BY turn_id DESC LIMIT ?",
                 (*params, max(0, limit)),
             )
-            lens = self._lens(ctx, await self._grants_for(tx, ctx))
-            allowed = [r for r in rows if lens(str(r["scope"]), Sensitivity(r["sensitivity"]))]
+            allowed, suppressed = await self._usable(tx, ctx, rows)
             turns = [_turn_from_row(r) for r in reversed(allowed)]
-            return (
-                turns,
-                [t.turn_id for t in turns],
-                [t.scope for t in turns],
-                len(rows) - len(allowed),
-            )
+            return turns, [t.turn_id for t in turns], [t.scope for t in turns], suppressed
 
         return await self._read(ctx, "transcript", chat_id or "", body)
 
@@ -672,11 +656,10 @@ class Memory:
         scope = private_scope(person.person_id)
 
         async def body(tx: Tx) -> tuple[dict[str, Any], list[int], list[str], int]:
-            grants = await self._grants_for(tx, ctx)
             rows = await belief_ops.fetch_visible(
                 tx, ctx, "(b.scope = ? OR b.subject_id = ?)", (scope, person.person_id)
             )
-            found, ids, scopes, suppressed = self._lensed(ctx, rows, grants, now)
+            found, ids, scopes, suppressed = await self._lensed(tx, ctx, rows, now)
             beliefs = []
             for belief in found:
                 evidence = await belief_ops.evidence_for(tx, belief.belief_id)
@@ -781,13 +764,11 @@ class Memory:
                 " ORDER BY priority, coalesce(due, '9999'), goal_id LIMIT ?",
                 (*params, max(0, limit)),
             )
-            lens = self._lens(ctx, await self._grants_for(tx, ctx))
-            allowed = [r for r in rows if lens(str(r["scope"]), Sensitivity(r["sensitivity"]))]
+            allowed, suppressed = await self._usable(tx, ctx, rows)
             found = [
                 Goal.model_validate({k: r[k] for k in Goal.model_fields}) for r in allowed
             ]
-            return (found, [g.goal_id for g in found], [g.scope for g in found],
-                    len(rows) - len(allowed))
+            return found, [g.goal_id for g in found], [g.scope for g in found], suppressed
 
         return await self._read(ctx, "goals", "", body)
 
@@ -817,13 +798,12 @@ class Memory:
                 " ORDER BY scope",
                 (*wall_params, chat_id),
             )
-            lens = self._lens(ctx, await self._grants_for(tx, ctx))
-            allowed = [r for r in rows if lens(str(r["scope"]), Sensitivity(r["sensitivity"]))]
+            allowed, suppressed = await self._usable(tx, ctx, rows)
             if not allowed:
-                return None, [], [], len(rows)
+                return None, [], [], suppressed
             row = allowed[-1]  # a private summary is the fuller one where both exist
             found = Summary.model_validate({k: row[k] for k in Summary.model_fields})
-            return found, [int(row["id"])], [found.scope], len(rows) - len(allowed)
+            return found, [int(row["id"])], [found.scope], suppressed
 
         return await self._read(ctx, "summary", chat_id, body)
 

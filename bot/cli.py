@@ -14,9 +14,12 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from bot.settings import ConfigError, Settings, load_settings
+
+if TYPE_CHECKING:
+    from soul.model import ModelConfig
 from memory import (
     GRANTABLE,
     SHARED,
@@ -445,12 +448,7 @@ async def _persona(memory: Memory, args: argparse.Namespace) -> int:
 async def _chat(settings: Settings, db: Path, args: argparse.Namespace) -> int:
     """A conversation through the real pipeline; piped stdin is one message per line."""
     from soul.files import load_soul  # noqa: PLC0415 -- the soul loads only for a conversation
-    from soul.model import (  # noqa: PLC0415
-        EmbeddedModel,
-        Gateway,
-        model_config_from,
-        with_model,
-    )
+    from soul.model import EmbeddedModel, Gateway, with_model  # noqa: PLC0415
     from soul.turn import chat_id_for, respond  # noqa: PLC0415
 
     soul = load_soul(settings.soul_dir)
@@ -459,11 +457,7 @@ async def _chat(settings: Settings, db: Path, args: argparse.Namespace) -> int:
     gateway: Gateway | None = None
     try:
         person = await _person(memory, args.as_name)
-        config = model_config_from(
-            settings.openai_base_url,
-            settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
-            settings.model,
-        )
+        config = _model_config(settings)
         if config is None:
             embedded = EmbeddedModel()
             config = await embedded.start()
@@ -499,14 +493,23 @@ async def _chat(settings: Settings, db: Path, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _model_config(settings: Settings) -> ModelConfig | None:
+    """The configured endpoint, or None for the embedded model."""
+    from soul.model import model_config_from  # noqa: PLC0415 -- soul loads only when needed
+
+    key = settings.openai_api_key
+    return model_config_from(
+        settings.openai_base_url, key.get_secret_value() if key else None, settings.model
+    )
+
+
 async def _doctor_soul_and_model(
     settings: Settings, report: Callable[[str, str], None]
 ) -> None:
     from soul.files import load_soul  # noqa: PLC0415 -- only doctor and chat load the soul
     from soul.model import (  # noqa: PLC0415
         embedded_model_file,
-        endpoint_answers,
-        model_config_from,
+        listed_models,
         with_model,
     )
 
@@ -515,24 +518,17 @@ async def _doctor_soul_and_model(
         report("ok", f"soul {soul.manifest.name}: constitution matches its pin")
     except HearthError as exc:
         report("FAIL", str(exc))
-    try:
-        config = model_config_from(
-            settings.openai_base_url,
-            settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
-            settings.model,
-        )
-    except HearthError as exc:
-        report("FAIL", f"model: {exc}")
-        return
+    config = _model_config(settings)
     if config is not None:
-        problem = await endpoint_answers(config)
-        if not problem:
-            try:
+        try:
+            if config.model:
+                await listed_models(config)  # reachable, and answering
+            else:
                 config = await with_model(config)
-            except HearthError as exc:
-                problem = str(exc)
-        report("FAIL" if problem else "ok",
-               f"model: {problem}" if problem else f"model {config.model} at {config.base_url}")
+        except HearthError as exc:
+            report("FAIL", f"model: {exc}")
+        else:
+            report("ok", f"model {config.model} at {config.base_url}")
         return
     try:
         gguf = await asyncio.to_thread(embedded_model_file)

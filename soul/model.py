@@ -131,24 +131,34 @@ def model_config_from(
     return ModelConfig(base_url=base_url.strip(), api_key=key, model=(model or "").strip())
 
 
-async def with_model(config: ModelConfig, timeout_s: float = 5.0) -> ModelConfig:
-    """The config with a model name: the configured one, else the first the server lists."""
-    if config.model:
-        return config
+async def listed_models(config: ModelConfig, timeout_s: float = 5.0) -> list[str]:
+    """The model ids the endpoint lists (one GET of /models); ModelError, in one line, when it
+    cannot be reached or refuses."""
     url = config.base_url.rstrip("/") + "/models"
     try:
         async with httpx.AsyncClient(timeout=timeout_s) as client:
             response = await client.get(url, headers={"Authorization": f"Bearer {config.api_key}"})
-        response.raise_for_status()
-        listed = response.json().get("data") or []
-        first = str(listed[0]["id"]) if listed else ""
-    except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError, IndexError):
-        first = ""
-    if not first:
-        raise ModelError(
-            f"HEARTH_MODEL is not set and {config.base_url} did not list a model to use"
-        )
-    return dataclasses.replace(config, model=first)
+    except httpx.HTTPError as exc:
+        raise ModelError(f"cannot reach {config.base_url} ({type(exc).__name__})") from None
+    if response.status_code >= 400:
+        raise ModelError(f"{config.base_url} answered HTTP {response.status_code}")
+    try:
+        return [str(item["id"]) for item in response.json().get("data") or []]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return []
+
+
+async def with_model(config: ModelConfig, timeout_s: float = 5.0) -> ModelConfig:
+    """The config with a model name: the configured one, else the first the server lists."""
+    if config.model:
+        return config
+    try:
+        ids = await listed_models(config, timeout_s)
+    except ModelError as exc:
+        raise ModelError(f"HEARTH_MODEL is not set and {exc}") from None
+    if not ids:
+        raise ModelError(f"HEARTH_MODEL is not set and {config.base_url} lists no model")
+    return dataclasses.replace(config, model=ids[0])
 
 
 class Gateway:
@@ -560,19 +570,6 @@ def _read_text(path: Path) -> str:
 def embedded_model_file() -> Path:
     """The embedded model's GGUF, or ModelError saying how to install it."""
     return _locate_embedded_model()
-
-
-async def endpoint_answers(config: ModelConfig, timeout_s: float = 5.0) -> str:
-    """One GET of /models; returns a one-line problem, or "" when the endpoint answered."""
-    url = config.base_url.rstrip("/") + "/models"
-    try:
-        async with httpx.AsyncClient(timeout=timeout_s) as client:
-            response = await client.get(url, headers={"Authorization": f"Bearer {config.api_key}"})
-    except httpx.HTTPError as exc:
-        return f"cannot reach {config.base_url} ({type(exc).__name__})"
-    if response.status_code >= 400:
-        return f"{config.base_url} answered HTTP {response.status_code}"
-    return ""
 
 
 def _locate_embedded_model() -> Path:

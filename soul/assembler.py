@@ -250,14 +250,18 @@ class _Surface:
     def tokens(self) -> int:
         return count_tokens(self.render())
 
+    def drop_last(self) -> None:
+        """Drop the lowest-ranked item (and its belief id, for memories)."""
+        self.items.pop()
+        if self.ids:
+            self.ids.pop()
+
 
 def _fit_items(surface: _Surface, budget: int) -> list[str]:
     """Keep items in rank order while the rendered surface stays within its budget."""
     dropped: list[str] = []
     while surface.items and surface.tokens() > budget:
-        surface.items.pop()
-        if surface.ids:
-            surface.ids.pop()
+        surface.drop_last()
         dropped.append(surface.name)
     return dropped
 
@@ -337,9 +341,7 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
     for key in soul.manifest.overflow.drop_order:
         surface = surfaces[key]
         while total() > window and surface.items:
-            surface.items.pop()
-            if surface.ids:
-                surface.ids.pop()
+            surface.drop_last()
             dropped.append(key)
         if total() > window and key in ("examples", "lore"):
             surface.header = ""

@@ -34,8 +34,10 @@ from memory.secrets import has_secret
 from memory.store import Row, Tx
 
 LOG_ODDS_LIMIT = 6.0
-# Below this reliability x weight, a belief resting on one source waits in quarantine.
-QUARANTINE_BELOW = 0.80
+# Below this reliability x weight, a belief resting on one source waits in quarantine. A member's
+# own words, told (0.95) or extracted by consolidation (0.75 x 1.0), clear it; a second-hand
+# extraction (0.75 x 0.8), an inference (0.60) or a weak observation waits for corroboration.
+QUARANTINE_BELOW = 0.75
 # A belief not reinforced for this long reads as stale.
 STALE_AFTER = timedelta(days=180)
 MAX_PROPOSITION_CHARS = 1000
@@ -116,8 +118,8 @@ async def assert_one(
     if not norm:
         raise InvalidRequest("there is nothing to remember: the text is only punctuation")
     fingerprint = tombstone_fingerprint(secret, item.scope, norm)
-    if item.provenance in BACKGROUND_PROVENANCES and await tx.scalar(
-        "SELECT 1 FROM tombstones WHERE fingerprint = ?", (fingerprint,)
+    if item.provenance in BACKGROUND_PROVENANCES and await _from_before_forget(
+        tx, fingerprint, item
     ):
         return WriteOutcome(status="refused", reason="it was forgotten")
 
@@ -188,13 +190,30 @@ async def assert_one(
         )
     delta = item.sign * item.weight * reliability
     new_log_odds = max(-LOG_ODDS_LIMIT, min(LOG_ODDS_LIMIT, log_odds + delta))
-    quarantined = await _is_quarantined(tx, belief_id)
+    quarantined = await is_quarantined(tx, belief_id)
     await tx.execute(
         "UPDATE beliefs SET log_odds = ?, version = ?, quarantined = ?, updated_at = ?,"
         " reinforced_at = CASE WHEN ? > 0 THEN ? ELSE reinforced_at END WHERE belief_id = ?",
         (new_log_odds, version, int(quarantined), now, item.sign, now, belief_id),
     )
     return WriteOutcome(status="created" if created else "reinforced", belief_id=belief_id)
+
+
+async def _from_before_forget(tx: Tx, fingerprint: str, item: Assertion) -> bool:
+    """Whether background work is re-deriving a forgotten proposition from material older than
+    the forget. Lines the member wrote after it (saying it again, on purpose) are new material."""
+    forgotten_at = await tx.scalar(
+        "SELECT at FROM tombstones WHERE fingerprint = ?", (fingerprint,)
+    )
+    if forgotten_at is None:
+        return False
+    if not item.turn_ids:
+        return True
+    marks = ", ".join("?" for _ in item.turn_ids)
+    oldest = await tx.scalar(
+        f"SELECT min(at) FROM turns WHERE turn_id IN ({marks})", item.turn_ids
+    )
+    return oldest is None or str(oldest) <= str(forgotten_at)
 
 
 async def _sensitivity_for(
@@ -207,7 +226,7 @@ async def _sensitivity_for(
     return Sensitivity(override) if override else classify(text)
 
 
-async def _is_quarantined(tx: Tx, belief_id: int) -> bool:
+async def is_quarantined(tx: Tx, belief_id: int) -> bool:
     """One weak supporting source means quarantine; a second source, or a strong one, ends it."""
     row = await tx.fetchone(
         "SELECT count(DISTINCT source) AS sources, max(weight * reliability) AS strongest"
@@ -239,8 +258,9 @@ async def set_sensitivity(tx: Tx, belief_id: int, sensitivity: Sensitivity, by: 
 # --- reading -------------------------------------------------------------------------------
 
 _BELIEF_COLUMNS = (
-    "b.belief_id, b.proposition, b.scope, b.kind, b.subject_id, b.sensitivity, b.log_odds,"
-    " b.quarantined, b.valid_from, b.valid_to, b.superseded_by, b.created_at, b.updated_at,"
+    "b.belief_id, b.proposition, b.norm, b.version, b.scope, b.kind, b.subject_id,"
+    " b.sensitivity, b.log_odds, b.quarantined, b.valid_from, b.valid_to, b.superseded_by,"
+    " b.created_at, b.updated_at,"
     " b.reinforced_at, b.salience,"
     " (SELECT count(*) FROM evidence e WHERE e.belief_id = b.belief_id) AS evidence_count"
 )
@@ -264,7 +284,8 @@ async def fetch_visible(
         " EXISTS (SELECT 1 FROM contradictions c JOIN beliefs o ON o.belief_id ="
         "   CASE WHEN c.low_id = b.belief_id THEN c.high_id ELSE c.low_id END"
         "   WHERE (c.low_id = b.belief_id OR c.high_id = b.belief_id)"
-        f"   AND {other_sql} AND o.log_odds >= b.log_odds) AS contradicted"
+        f"   AND {other_sql} AND o.superseded_by IS NULL AND o.log_odds >= b.log_odds)"
+        " AS contradicted"
         f" FROM beliefs b WHERE {wall_sql} AND ({where}) ORDER BY {order} LIMIT ?"
     )
     return await tx.fetchall(sql, (*other_params, *wall_params, *params, limit))

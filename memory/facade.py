@@ -20,13 +20,16 @@ from typing import Any, TypeVar
 import numpy as np
 
 from memory import beliefs as belief_ops
+from memory import dream as dream_ops
 from memory import recall as ranking
 from memory import wall
 from memory.classifier import classify
+from memory.consolidate import BATCH_LINES, Batch
 from memory.embedder import Embedder
 from memory.embedder import Vectors as Matrix
 from memory.errors import InvalidRequest
-from memory.forget import forget_matching, purge_scope
+from memory.forget import forget_matching, like_escape, purge_scope
+from memory.household import HouseholdBook
 from memory.lens import GRANTABLE, may_use
 from memory.models import (
     SHARED,
@@ -92,6 +95,7 @@ class Memory:
         )
         self.people = PeopleBook(store, self._now_text)
         self.state = StateBook(store, self._now_text)
+        self.household = HouseholdBook(store, self.people, self._now)
 
     # --- life cycle --------------------------------------------------------------------------
 
@@ -628,17 +632,30 @@ class Memory:
         return await self._read(ctx, "conflicts", "", body)
 
     async def transcript(
-        self, ctx: AccessContext, *, chat_id: str | None = None, limit: int = 50
+        self,
+        ctx: AccessContext,
+        *,
+        chat_id: str | None = None,
+        limit: int = 50,
+        scope: str | None = None,
+        after_turn_id: int = 0,
     ) -> list[Turn]:
-        """Recent transcript lines this work may use, oldest first."""
+        """Recent transcript lines this work may use, oldest first; `scope` narrows to one of
+        the scopes the reader sees, `after_turn_id` to lines newer than that one."""
 
         async def body(tx: Tx) -> tuple[list[Turn], list[int], list[str], int]:
             wall_sql, wall_params = wall.predicate(ctx, "scope")
             chat_sql = "1" if chat_id is None else "chat_id = ?"
-            params: tuple[object, ...] = (*wall_params,) + (() if chat_id is None else (chat_id,))
+            scope_sql = "1" if scope is None else "scope = ?"
+            params: tuple[object, ...] = (
+                *wall_params,
+                *(() if chat_id is None else (chat_id,)),
+                *(() if scope is None else (scope,)),
+                after_turn_id,
+            )
             rows = await tx.fetchall(
-                f"SELECT * FROM turns WHERE {wall_sql} AND {chat_sql}"
-                " ORDER BY turn_id DESC LIMIT ?",
+                f"SELECT * FROM turns WHERE {wall_sql} AND {chat_sql} AND {scope_sql}"
+                " AND turn_id > ? ORDER BY turn_id DESC LIMIT ?",
                 (*params, max(0, limit)),
             )
             allowed, suppressed = await self._usable(tx, ctx, rows)
@@ -807,11 +824,211 @@ class Memory:
 
         return await self._read(ctx, "summary", chat_id, body)
 
+    # --- the tick: consolidation and compaction ----------------------------------------------
+
+    async def pending_scopes(self) -> list[tuple[str, int, str]]:
+        """Scopes with lines past their consolidation watermark: (scope, how many, the newest
+        line's time). Counts and times only; no line is read here."""
+        async with self._store.transaction() as tx:
+            rows = await tx.fetchall(
+                "SELECT t.scope, count(*) AS n, max(t.at) AS newest FROM turns t"
+                " LEFT JOIN consolidation_marks m ON m.scope = t.scope"
+                " WHERE t.turn_id > coalesce(m.through_turn_id, 0)"
+                " GROUP BY t.scope ORDER BY min(t.turn_id)"
+            )
+        return [(str(r["scope"]), int(r["n"]), str(r["newest"])) for r in rows]
+
+    async def next_batch(self, scope: str, *, limit: int = BATCH_LINES) -> Batch | None:
+        """The next pending lines of one scope, oldest first, read by that scope's own
+        consolidation lane (receipted). None when nothing waits."""
+        _check_scope(scope)
+        ctx = AccessContext.for_batch(scope, "consolidate the next pending batch of one scope")
+
+        async def body(tx: Tx) -> tuple[Batch | None, list[int], list[str], int]:
+            after = int(await tx.scalar(
+                "SELECT coalesce((SELECT through_turn_id FROM consolidation_marks"
+                " WHERE scope = ?), 0)", (scope,)
+            ))
+            wall_sql, wall_params = wall.predicate(ctx, "scope")
+            rows = await tx.fetchall(
+                f"SELECT * FROM turns WHERE {wall_sql} AND scope = ? AND turn_id > ?"
+                " ORDER BY turn_id LIMIT ?",
+                (*wall_params, scope, after, max(1, limit)),
+            )
+            allowed, suppressed = await self._usable(tx, ctx, rows)
+            if not rows:
+                return None, [], [], suppressed
+            turns = tuple(_turn_from_row(r) for r in allowed)
+            # The watermark moves past every line read, even one the lens held back, so a
+            # held-back line never blocks its scope; `through` is the last line read.
+            batch = Batch(scope=scope, turns=turns, after_turn_id=after,
+                          read_through=int(rows[-1]["turn_id"]), read_count=len(rows))
+            return batch, [t.turn_id for t in turns], [scope] * len(turns), suppressed
+
+        return await self._read(ctx, "consolidation_batch", scope, body)
+
+    async def commit_batch(
+        self, batch: Batch, items: Sequence[belief_ops.Assertion]
+    ) -> list[WriteOutcome] | None:
+        """Store a batch's extractions and advance its scope's watermark in one transaction.
+
+        None, with nothing stored, when the watermark has moved since the batch was read (the
+        batch was already consolidated): a re-run stores nothing twice.
+        """
+        if any(item.scope != batch.scope for item in items):
+            raise InvalidRequest("a batch's extractions belong to the batch's own scope")
+        now = self._now_text()
+        outcomes: list[WriteOutcome] = []
+        async with self._store.transaction() as tx:
+            current = int(await tx.scalar(
+                "SELECT coalesce((SELECT through_turn_id FROM consolidation_marks"
+                " WHERE scope = ?), 0)", (batch.scope,)
+            ))
+            if current != batch.after_turn_id:
+                return None
+            for item in items:
+                outcomes.append(
+                    await belief_ops.assert_one(
+                        tx, item, secret=self._secret, now=now, classify=classify
+                    )
+                )
+            await tx.execute(
+                "INSERT INTO consolidation_marks(scope, through_turn_id, updated_at)"
+                " VALUES (?, ?, ?) ON CONFLICT(scope) DO UPDATE SET"
+                " through_turn_id = excluded.through_turn_id, updated_at = excluded.updated_at",
+                (batch.scope, batch.read_through, now),
+            )
+        fresh = [
+            (int(outcome.belief_id), item.scope, belief_ops.check_text(item.proposition))
+            for item, outcome in zip(items, outcomes, strict=True)
+            if outcome.status == "created" and outcome.belief_id is not None
+        ]
+        await self._store_vectors(fresh)
+        return outcomes
+
+    async def chats_to_compact(self) -> list[tuple[str, str, int, int]]:
+        """Chats with lines newer than their summary: (chat id, scope, new lines, the summary's
+        last line id). Ids and counts only. A chat whose lines span scopes is listed once per
+        scope, and each scope is summarised on its own."""
+        async with self._store.transaction() as tx:
+            rows = await tx.fetchall(
+                "SELECT t.chat_id, t.scope, count(*) AS n,"
+                " coalesce(s.through_turn_id, 0) AS through FROM turns t"
+                " LEFT JOIN summaries s ON s.chat_id = t.chat_id AND s.scope = t.scope"
+                " WHERE t.turn_id > coalesce(s.through_turn_id, 0)"
+                " GROUP BY t.chat_id, t.scope ORDER BY min(t.turn_id)"
+            )
+        return [
+            (str(r["chat_id"]), str(r["scope"]), int(r["n"]), int(r["through"])) for r in rows
+        ]
+
+    # --- the dream ---------------------------------------------------------------------------
+
+    async def beliefs_in(
+        self, ctx: AccessContext, scope: str, *, kind: Kind | None = None, limit: int = 50
+    ) -> list[Belief]:
+        """Live beliefs of one scope this work may use, strongest first (receipted)."""
+        _check_scope(scope)
+        now = self._now()
+
+        async def body(tx: Tx) -> tuple[list[Belief], list[int], list[str], int]:
+            where = "b.scope = ? AND b.superseded_by IS NULL"
+            params: tuple[object, ...] = (scope,)
+            if kind is not None:
+                where += " AND b.kind = ?"
+                params += (kind.value,)
+            rows = await belief_ops.fetch_visible(
+                tx, ctx, where, params, order="b.log_odds DESC, b.belief_id", limit=limit
+            )
+            return await self._lensed(tx, ctx, rows, now)
+
+        return await self._read(ctx, "beliefs_in", scope, body)
+
+    async def dream_pass(
+        self, extra: dict[str, int] | None = None, *, now: datetime | None = None
+    ) -> tuple[int, dict[str, int]]:
+        """The dream over every scope, one scope at a time, each read by its own lane through
+        the wall and the dream's lens (receipted); then a report row of counts. Returns the
+        report's id and its counts. `now` is the dream's clock (memory's own by default)."""
+        now = self._now() if now is None else _utc(now)
+        people = await self.people.list()
+        scopes = [SHARED] + [private_scope(p.person_id) for p in people]
+        totals = dream_ops.DreamCounts()
+        index = self._index
+
+        def near(scope: str) -> Callable[[list[int]], list[tuple[int, int]]]:
+            if index is None:
+                return lambda ids: []
+            return lambda ids: index.near_pairs(scope, ids, dream_ops.DEDUPE_SIMILARITY)
+
+        for scope in scopes:
+            owner = scope_owner(scope)
+            purpose = "the nightly dream over one scope"
+            ctx = (
+                AccessContext.for_group(Activity.DREAM, purpose)
+                if owner is None
+                else AccessContext.for_member(owner, Activity.DREAM, purpose)
+            )
+
+            async def body(
+                tx: Tx, ctx: AccessContext = ctx, scope: str = scope
+            ) -> tuple[dream_ops.DreamCounts, list[int], list[str], int]:
+                rows = await belief_ops.fetch_visible(
+                    tx, ctx, "b.scope = ? AND b.superseded_by IS NULL", (scope,)
+                )
+                usable, suppressed = await self._usable(tx, ctx, rows)
+                counts = await dream_ops.dream_scope(tx, usable, near(scope), now)
+                ids = [int(r["belief_id"]) for r in usable]
+                return counts, ids, [scope] * len(ids), suppressed
+
+            counts = await self._read(ctx, "dream", scope, body)
+            totals.add(counts)
+        report = {
+            "scopes": len(scopes),
+            "deduped": totals.deduped,
+            "reconciled": totals.reconciled,
+            "decayed": totals.decayed,
+            "promoted": totals.promoted,
+        } | dict(extra or {})
+        async with self._store.transaction() as tx:
+            report_id = await tx.execute(
+                "INSERT INTO dream_reports(at, report) VALUES (?, ?)",
+                (now.isoformat(), json.dumps(report, sort_keys=True)),
+            )
+        return report_id, report
+
+    async def dream_reports(self, limit: int = 5) -> list[tuple[int, str, dict[str, int]]]:
+        """The latest dream reports: (id, when, counts). Counts only, no content."""
+        async with self._store.transaction() as tx:
+            rows = await tx.fetchall(
+                "SELECT * FROM dream_reports ORDER BY report_id DESC LIMIT ?", (limit,)
+            )
+        return [
+            (int(r["report_id"]), str(r["at"]), dict(json.loads(r["report"]))) for r in rows
+        ]
+
     # --- forgetting --------------------------------------------------------------------------
 
-    async def forget(self, ctx: AccessContext, text: str, *, shared: bool = False) -> int:
-        """Forget this member's beliefs whose proposition contains `text` (the owner may, with
-        `shared`, forget shared ones). Returns how many; the text is never stored."""
+    async def forget_preview(
+        self, ctx: AccessContext, text: str, *, shared: bool = False
+    ) -> list[Belief]:
+        """What `forget` with the same arguments would remove: the member's own beliefs (or,
+        for the owner with `shared`, shared ones) whose proposition contains `text`."""
+        scope, needle = await self._forget_target(ctx, text, shared=shared)
+        now = self._now()
+
+        async def body(tx: Tx) -> tuple[list[Belief], list[int], list[str], int]:
+            rows = await belief_ops.fetch_visible(
+                tx, ctx, "b.scope = ? AND b.norm LIKE ? ESCAPE '\\'",
+                (scope, f"%{like_escape(needle)}%"),
+            )
+            return await self._lensed(tx, ctx, rows, now)
+
+        return await self._read(ctx, "forget_preview", text, body)
+
+    async def _forget_target(
+        self, ctx: AccessContext, text: str, *, shared: bool
+    ) -> tuple[str, str]:
         if ctx.person_id is None or ctx.activity != Activity.MEMBER_INSPECT:
             raise InvalidRequest("forgetting is a member acting on their own view")
         needle = belief_ops.normalize(text)
@@ -820,7 +1037,12 @@ class Memory:
         person = await self.people.get(ctx.person_id)
         if shared and not person.is_owner:
             raise InvalidRequest("only the household's owner can forget shared beliefs")
-        scope = SHARED if shared else private_scope(person.person_id)
+        return (SHARED if shared else private_scope(person.person_id)), needle
+
+    async def forget(self, ctx: AccessContext, text: str, *, shared: bool = False) -> int:
+        """Forget this member's beliefs whose proposition contains `text` (the owner may, with
+        `shared`, forget shared ones). Returns how many; the text is never stored."""
+        scope, needle = await self._forget_target(ctx, text, shared=shared)
 
         async def body(tx: Tx) -> tuple[list[int], list[int], list[str], int]:
             gone = await forget_matching(

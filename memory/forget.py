@@ -15,7 +15,7 @@ from memory.store import Tx
 REDACTED = "[forgotten]"
 
 
-def _like_escape(text: str) -> str:
+def like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
@@ -26,7 +26,7 @@ async def forget_matching(
     rows = await tx.fetchall(
         "SELECT belief_id, proposition, norm FROM beliefs WHERE scope = ?"
         " AND norm LIKE ? ESCAPE '\\' ORDER BY belief_id",
-        (scope, f"%{_like_escape(needle)}%"),
+        (scope, f"%{like_escape(needle)}%"),
     )
     if not rows:
         return []

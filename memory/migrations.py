@@ -198,7 +198,36 @@ _SOUL_STATE: tuple[str, ...] = (
     )""",
 )
 
+# The household on Telegram and the tick. None of these rows holds what a member said:
+# watermarks are ids, invites are digests, household chats are ids, dream reports are counts.
+_HOUSEHOLD_AND_TICK: tuple[str, ...] = (
+    f"""CREATE TABLE consolidation_marks (
+        scope TEXT PRIMARY KEY {_SCOPE_CHECK},
+        through_turn_id INTEGER NOT NULL,
+        updated_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE invites (
+        code_digest TEXT PRIMARY KEY,
+        created_by TEXT NOT NULL REFERENCES people(person_id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        used_at TEXT,
+        used_by TEXT REFERENCES people(person_id) ON DELETE SET NULL
+    )""",
+    """CREATE TABLE household_chats (
+        chat_id TEXT PRIMARY KEY,
+        enabled_by TEXT REFERENCES people(person_id) ON DELETE SET NULL,
+        enabled_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE dream_reports (
+        report_id INTEGER PRIMARY KEY,
+        at TEXT NOT NULL,
+        report TEXT NOT NULL
+    )""",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", _INITIAL),
     ("0002_soul_state", _SOUL_STATE),
+    ("0003_household_and_tick", _HOUSEHOLD_AND_TICK),
 )

@@ -197,6 +197,28 @@ class VectorIndex:
     def has(self, belief_id: int) -> bool:
         return belief_id in self.where
 
+    def near_pairs(self, scope: str, belief_ids: Iterable[int], threshold: float) -> list[
+        tuple[int, int]
+    ]:
+        """Pairs among `belief_ids` of one scope whose vectors are at least `threshold` alike."""
+        vectors = self.scopes.get(scope)
+        wanted = set(belief_ids)
+        if vectors is None or len(wanted) < 2:
+            return []
+        rows = [i for i in range(vectors.size) if int(vectors.ids[i]) in wanted]
+        if len(rows) < 2:
+            return []
+        matrix = vectors.matrix[rows]
+        ids = [int(vectors.ids[i]) for i in rows]
+        pairs: list[tuple[int, int]] = []
+        for start in range(0, len(ids), 512):  # blocks keep a big scope's memory flat
+            sims = matrix[start : start + 512] @ matrix.T
+            for bi, j in zip(*np.nonzero(sims >= threshold), strict=True):
+                i = start + int(bi)
+                if i < int(j):
+                    pairs.append((ids[i], ids[int(j)]))
+        return pairs
+
     def search(self, ctx: AccessContext, query: Matrix, top: int) -> dict[int, float]:
         """Similarities for the best `top` candidates of each scope this reader may see."""
         found: dict[int, float] = {}

@@ -68,6 +68,11 @@ class StateBook:
                 (key, valence, arousal, json.dumps(dict(sorted(drives.items()))), at),
             )
 
+    async def affect_keys(self) -> list[str]:
+        async with self._store.transaction() as tx:
+            rows = await tx.fetchall("SELECT key FROM affect ORDER BY key")
+        return [str(r["key"]) for r in rows]
+
     # --- bootstrap -----------------------------------------------------------------------------
 
     async def is_introduced(self, person_id: str) -> bool:

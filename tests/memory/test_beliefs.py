@@ -268,7 +268,7 @@ async def test_a_dropped_first_assertion_leaves_no_belief_behind(home: Home) -> 
 async def test_a_single_weak_source_is_quarantined_and_not_recalled(home: Home) -> None:
     scope = home.mine(home.bob)
     weak, weaker = await home.memory.assert_beliefs([
-        extracted("Bob is learning Portuguese", scope, "turns:1"),
+        extracted("Bob is learning Portuguese", scope, "turns:1", weight=0.8),
         Assertion(proposition="Bob is saving for a motorbike", scope=scope,
                   provenance=Provenance.INFERRED, source="dream:1"),
     ])
@@ -283,16 +283,31 @@ async def test_a_single_weak_source_is_quarantined_and_not_recalled(home: Home) 
 
 async def test_a_second_distinct_source_ends_quarantine(home: Home) -> None:
     scope = home.mine(home.bob)
-    (first,) = await home.say(extracted("Bob is learning Portuguese", scope, "turns:1"))
+    (first,) = await home.say(
+        extracted("Bob is learning Portuguese", scope, "turns:1", weight=0.8)
+    )
     assert first.belief_id is not None
-    (replay,) = await home.say(extracted("Bob is learning Portuguese", scope, "turns:1"))
+    (replay,) = await home.say(
+        extracted("Bob is learning Portuguese", scope, "turns:1", weight=0.8)
+    )
     assert replay.status == "dropped"
     assert (await home.belief(home.bob, first.belief_id)).status == BeliefStatus.QUARANTINED
-    (second,) = await home.say(extracted("Bob is learning Portuguese", scope, "turns:2"))
+    (second,) = await home.say(
+        extracted("Bob is learning Portuguese", scope, "turns:2", weight=0.8)
+    )
     assert second.status == "reinforced"
     assert (await home.belief(home.bob, first.belief_id)).status == BeliefStatus.ACTIVE
     found = await home.memory.recall(home.dm(home.bob), "Bob is learning Portuguese")
     assert [r.belief.belief_id for r in found] == [first.belief_id]
+
+
+async def test_a_first_hand_extraction_from_a_members_own_words_is_not_quarantined(
+    home: Home,
+) -> None:
+    (outcome,) = await home.say(extracted("Bob is learning Portuguese", home.mine(home.bob),
+                                          "turns:1"))
+    assert outcome.belief_id is not None
+    assert (await home.belief(home.bob, outcome.belief_id)).status == BeliefStatus.ACTIVE
 
 
 async def test_a_member_telling_her_directly_is_not_quarantined(home: Home) -> None:

@@ -1,0 +1,213 @@
+"""The tick and the dream: the scheduled work that turns what she heard into memory.
+
+Owns: the order of a tick (consolidation, then compaction) and of a dream (her moods re-centred,
+persona proposals, then memory's own dream pass), and what a model failure does (the batch or
+summary stays pending for the next tick; nothing is lost, nothing is stored twice).
+Must not: read memory except through the facade, or put lines of two scopes in one prompt: every
+batch and every summary is read by one scope's own lane, and each model call carries only that.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from memory import SHARED, AccessContext, Activity, HearthError, Kind, Memory, scope_owner
+from memory.consolidate import (
+    BATCH_LINES,
+    COMPACT_AFTER_LINES,
+    COMPACT_WINDOW,
+    Extraction,
+    assertions_from,
+    extraction_messages,
+    summary_messages,
+)
+from soul.affect import Affect
+from soul.assembler import current_affect
+from soul.files import Soul
+
+log = logging.getLogger("hearth.tick")
+
+T = TypeVar("T", bound=BaseModel)
+
+# A scheduled tick takes at most this many batches of one scope, so a backlog (after the model
+# was down for a day) drains over a few ticks instead of holding one tick for minutes.
+MAX_BATCHES_PER_SCOPE = 4
+DRAIN_LIMIT = 1000  # `hearth tick` drains everything, up to this many batches per scope
+SUMMARY_TOKENS = 300
+PERSONA_CONFIDENCE = 0.7
+_ABOUT_HER = ("you ", "your ", "reply", "replies", "answer", "talk", "message", "call ")
+
+
+class TickModel(Protocol):
+    """What the tick needs of a model: `soul.model.Gateway` is one."""
+
+    async def reply(
+        self, messages: list[dict[str, str]], *, max_tokens: int = ..., temperature: float = ...
+    ) -> str: ...
+
+    async def extract(self, messages: list[dict[str, str]], schema: type[T]) -> T: ...
+
+
+@dataclass
+class TickReport:
+    batches: int = 0
+    beliefs: int = 0
+    failed: int = 0
+    summaries: int = 0
+    pending_lines: int = 0
+
+    def lines(self) -> list[str]:
+        return [
+            f"consolidated {self.batches} batch(es) into {self.beliefs} belief(s)",
+            f"{self.failed} model call(s) failed; their lines stay pending for the next tick",
+            f"wrote {self.summaries} rolling summary(ies)",
+            f"{self.pending_lines} line(s) wait for a fuller batch or a quiet chat",
+        ]
+
+
+@dataclass
+class DreamReport:
+    report_id: int
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        return [f"dream report #{self.report_id}"] + [
+            f"{name.replace('_', ' ')}: {value}" for name, value in sorted(self.counts.items())
+        ]
+
+
+async def run_tick(
+    memory: Memory,
+    model: TickModel,
+    *,
+    now: datetime,
+    assistant: str = "hearth",
+    quiet_after: timedelta = timedelta(minutes=5),
+    drain: bool = False,
+) -> TickReport:
+    """One tick: consolidate each scope's pending batch, then refresh due summaries.
+
+    A scope is consolidated when a full batch waits or its newest line is older than
+    `quiet_after`; `drain` (the `hearth tick` command) takes everything pending now.
+    """
+    report = TickReport()
+    people = await memory.people.list()
+    names = {p.person_id: p.name for p in people}
+    by_name = {p.name.lower(): p.person_id for p in people}
+    quiet_before = (now - quiet_after).isoformat()
+    limit = DRAIN_LIMIT if drain else MAX_BATCHES_PER_SCOPE
+    for scope, pending, newest in await memory.pending_scopes():
+        quiet = drain or newest <= quiet_before
+        waiting = pending
+        for _ in range(limit):
+            if waiting <= 0 or not (quiet or waiting >= BATCH_LINES):
+                break
+            batch = await memory.next_batch(scope)
+            if batch is None:
+                break
+            items = []
+            if batch.turns:
+                try:
+                    extraction = await model.extract(
+                        extraction_messages(batch, names, assistant), Extraction
+                    )
+                except HearthError as exc:
+                    log.warning("consolidation of a %s batch failed: %s",
+                                "shared" if scope == SHARED else "private", exc)
+                    report.failed += 1
+                    break
+                items = assertions_from(batch, extraction, by_name)
+            outcomes = await memory.commit_batch(batch, items)
+            if outcomes is None:  # another tick stored this batch first
+                break
+            report.batches += 1
+            report.beliefs += sum(o.status in ("created", "reinforced") for o in outcomes)
+            waiting -= batch.read_count
+        report.pending_lines += max(0, waiting)
+    report.summaries = await _compact(memory, model, names, assistant, drain=drain)
+    return report
+
+
+async def _compact(
+    memory: Memory, model: TickModel, names: dict[str, str], assistant: str, *, drain: bool
+) -> int:
+    """Refresh each due chat's rolling summary from that chat's lines of one scope."""
+    written = 0
+    for chat_id, scope, new_lines, through in await memory.chats_to_compact():
+        if new_lines < (1 if drain else COMPACT_AFTER_LINES):
+            continue
+        owner = scope_owner(scope)
+        purpose = "refresh one chat's rolling summary"
+        ctx = (
+            AccessContext.for_group(Activity.COMPACTION, purpose)
+            if owner is None
+            else AccessContext.for_member(owner, Activity.COMPACTION, purpose)
+        )
+        turns = await memory.transcript(
+            ctx, chat_id=chat_id, scope=scope, after_turn_id=through, limit=COMPACT_WINDOW
+        )
+        if not turns:  # everything new is held back by the lens (no compaction grant)
+            continue
+        previous = await memory.summary(ctx, chat_id)
+        earlier = previous.text if previous is not None and previous.scope == scope else None
+        try:
+            text = await model.reply(
+                summary_messages(earlier, turns, names, assistant),
+                max_tokens=SUMMARY_TOKENS,
+                temperature=0.2,
+            )
+        except HearthError as exc:
+            log.warning("compaction failed: %s", exc)
+            continue
+        if text.strip():
+            await memory.write_summary(scope, chat_id, text, turns[-1].turn_id)
+            written += 1
+    return written
+
+
+async def run_dream(memory: Memory, soul: Soul, *, now: datetime) -> DreamReport:
+    """The nightly dream: moods re-centred, persona proposals from shared preferences about
+    how she talks (for the owner to approve), then memory's dream pass over every scope."""
+    recentred = 0
+    for key in await memory.state.affect_keys():
+        mood: Affect = await current_affect(memory, soul, key, now)
+        await memory.state.save_affect(key, mood.valence, mood.arousal, mood.drives,
+                                       now.isoformat())
+        recentred += 1
+    proposed = await _propose_persona_edits(memory, soul)
+    report_id, counts = await memory.dream_pass(
+        {"affect_recentred": recentred, "persona_proposed": proposed}, now=now
+    )
+    return DreamReport(report_id, counts)
+
+
+async def _propose_persona_edits(memory: Memory, soul: Soul) -> int:
+    """Shared, confident preferences about how she should talk become proposals; nothing
+    changes until the owner approves one. Only shared beliefs: a persona is heard by all."""
+    ctx = AccessContext.for_group(Activity.DREAM, "notice how the household wants her to talk")
+    preferences = await memory.beliefs_in(ctx, SHARED, kind=Kind.PREFERENCE)
+    known = {p.text for p in await memory.state.persona_proposals()}
+    her = soul.manifest.name.lower()
+    made = 0
+    for belief in preferences:
+        text = belief.proposition.lower() + " "
+        if belief.confidence < PERSONA_CONFIDENCE or belief.status != "active":
+            continue
+        if her not in text and not any(word in text for word in _ABOUT_HER):
+            continue
+        proposal = f"The household has said: {belief.proposition}"
+        if proposal in known:
+            continue
+        await memory.state.propose_persona(
+            proposal,
+            f"a shared preference (belief #{belief.belief_id}, confidence"
+            f" {belief.confidence:.2f}) noticed in the dream",
+            "hearth:dream",
+        )
+        made += 1
+    return made

@@ -39,11 +39,18 @@ run: $(EMBEDDED)
 	    $$($(VENV)/bin/hearth people list 2>/dev/null | grep -q 'owner$$' || echo --owner)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/hearth chat --as "$(MEMBER)"
 
+# The Telegram Bot API emulator the end-to-end tests talk to (npm's telegram-test-api, pinned by
+# its lock file, patched by tests/e2e/emulator/server.js).
+EMULATOR := tests/e2e/emulator
+$(EMULATOR)/node_modules/.installed: $(EMULATOR)/package.json $(EMULATOR)/package-lock.json
+	npm ci --prefix $(EMULATOR) --no-audit --no-fund --loglevel=error
+	touch $@
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check bot soul memory tests bench
 	$(VENV)/bin/mypy
 
-test: $(STAMP) lint
+test: $(STAMP) $(EMULATOR)/node_modules/.installed lint
 	HF_HUB_OFFLINE=1 $(PY) -m pytest
 
 bench: $(STAMP)

@@ -66,6 +66,43 @@ def echo_responder(request: dict[str, Any]) -> ResponsePlan:
     return ResponsePlan(reply="\n".join(parts))
 
 
+def household_responder(request: dict[str, Any]) -> ResponsePlan:
+    """A household's model: consolidation and compaction answered by rule (see `extractor`),
+    a conversation answered with a short line that quotes the member's message."""
+    # Imported here: this file also runs as a script, outside the package.
+    from tests.support.extractor import (  # noqa: PLC0415
+        extraction_for,
+        is_compaction,
+        is_consolidation,
+        summary_for,
+    )
+
+    messages = request.get("messages", [])
+    if is_consolidation(messages):
+        return ResponsePlan(reply=extraction_for(messages))
+    if is_compaction(messages):
+        return ResponsePlan(reply=summary_for(messages))
+    last = str(messages[-1].get("content", "")) if messages else ""
+    return ResponsePlan(reply=f"Noted: {' '.join(last.split())[:300]}")
+
+
+class Switch:
+    """A responder whose behaviour a test flips while the bot runs: answer (through `inner`),
+    fail with an HTTP status, or hang for `delay_s` seconds before failing."""
+
+    def __init__(self, inner: Responder = household_responder) -> None:
+        self.inner = inner
+        self.status = 200
+        self.delay_s = 0.0
+
+    def __call__(self, request: dict[str, Any]) -> ResponsePlan:
+        if self.delay_s:
+            return ResponsePlan(status=503, delay_s=self.delay_s)
+        if self.status != 200:
+            return ResponsePlan(status=self.status)
+        return self.inner(request)
+
+
 def scripted(*replies: str | dict[str, Any] | ResponsePlan) -> Responder:
     """A responder that answers with `replies` in order, and fails the test if asked once more."""
     script = iter(replies)

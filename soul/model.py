@@ -87,6 +87,7 @@ _BACKOFF_JITTER_S = 0.2
 _BACKOFF_MAX_S = 2.0
 # Room for scheduling and for the response body after the last byte timer: small on purpose.
 _DEADLINE_SLACK_S = 0.5
+_REPLY_GRACE_S = 3.0
 # A placeholder for servers that want no key (Ollama, llama.cpp): the openai client needs one.
 _NO_KEY = "no-key"
 # OpenAI's rule for a json_schema name.
@@ -200,17 +201,31 @@ class Gateway:
         )
         return self._config.timeout_s * self._config.attempts + waits + _DEADLINE_SLACK_S
 
+    @property
+    def reply_deadline_s(self) -> float:
+        """The most a member waits for a conversational reply: one attempt's timeout, plus
+        room for quick retries of fast failures."""
+        return min(self.deadline_s, self._config.timeout_s + _REPLY_GRACE_S)
+
     async def reply(
         self,
         messages: list[dict[str, str]],
         *,
         max_tokens: int = 400,
         temperature: float = 0.7,
+        patient: bool = False,
     ) -> str:
-        """The model's reply to `messages`, stripped. Raises ModelError when there is none."""
+        """The model's reply to `messages`, stripped. Raises ModelError when there is none.
+
+        A member is waiting for a reply, so by default it gets one attempt's timeout (quick
+        retries of fast failures fit inside it, a hanging server does not get three chances);
+        `patient` work in the background (summaries) gets the whole retry deadline.
+        """
+        deadline = self.deadline_s if patient else self.reply_deadline_s
         with _as_model_error():
             completion = await self._create(
-                messages=_chat(messages), max_tokens=max_tokens, temperature=temperature
+                messages=_chat(messages), max_tokens=max_tokens, temperature=temperature,
+                deadline_s=deadline,
             )
         return _text_of(completion)
 
@@ -300,7 +315,7 @@ class Gateway:
             self._json_object_dialect = True
             return completion
 
-    async def _create(self, **params: Any) -> ChatCompletion:
+    async def _create(self, *, deadline_s: float | None = None, **params: Any) -> ChatCompletion:
         """One chat completion, with retries on transient errors, inside one deadline.
 
         Raises the openai errors as they are (`_as_model_error` turns them into ModelErrors), so
@@ -316,8 +331,9 @@ class Gateway:
             reraise=True,
         )
         completion: ChatCompletion | None = None
+        deadline = self.deadline_s if deadline_s is None else deadline_s
         try:
-            async with asyncio.timeout(self.deadline_s):
+            async with asyncio.timeout(deadline):
                 async for attempt in retrying:
                     with attempt:
                         completion = await self._client.chat.completions.create(
@@ -325,7 +341,7 @@ class Gateway:
                         )
         except TimeoutError:
             raise ModelError(
-                f"the model did not answer: no answer within {self.deadline_s:.1f} s"
+                f"the model did not answer: no answer within {deadline:.1f} s"
             ) from None
         if completion is None:  # tenacity either returned a result or raised; never neither
             raise ModelError("the model did not answer: no attempt was made")

@@ -47,7 +47,12 @@ class TickModel(Protocol):
     """What the tick needs of a model: `soul.model.Gateway` is one."""
 
     async def reply(
-        self, messages: list[dict[str, str]], *, max_tokens: int = ..., temperature: float = ...
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int = ...,
+        temperature: float = ...,
+        patient: bool = ...,
     ) -> str: ...
 
     async def extract(self, messages: list[dict[str, str]], schema: type[T]) -> T: ...
@@ -160,6 +165,7 @@ async def _compact(
                 summary_messages(earlier, turns, names, assistant),
                 max_tokens=SUMMARY_TOKENS,
                 temperature=0.2,
+                patient=True,
             )
         except HearthError as exc:
             log.warning("compaction failed: %s", exc)

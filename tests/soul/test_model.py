@@ -253,6 +253,14 @@ async def test_the_deadline_covers_every_attempt_and_the_backoff_between_them() 
         assert gateway.deadline_s == pytest.approx(0.9 + 1.0 + 0.5)
 
 
+async def test_a_member_waits_one_timeout_for_a_reply_not_every_retry_of_a_hanging_server(
+) -> None:
+    async with Gateway(make_config(timeout_s=30.0, attempts=3)) as gateway:
+        # Three hanging attempts would keep a member waiting over 90 s for an apology.
+        assert gateway.reply_deadline_s == pytest.approx(33.0)
+        assert gateway.deadline_s > 90.0
+
+
 def test_a_gateway_needs_at_least_one_attempt_and_a_positive_timeout() -> None:
     with pytest.raises(ModelError):
         Gateway(make_config(attempts=0))

@@ -41,7 +41,12 @@ class ScriptedModel:
         self.down = False
 
     async def reply(
-        self, messages: list[dict[str, str]], *, max_tokens: int = 400, temperature: float = 0.7
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int = 400,
+        temperature: float = 0.7,
+        patient: bool = False,
     ) -> str:
         self.prompts.append(messages)
         if self.down:

@@ -1,0 +1,182 @@
+"""Turns through the whole bot: `python -m bench.turns [--members N] [--turns T]`.
+
+Starts the Telegram Bot API emulator (tests/e2e/emulator, `npm ci --prefix tests/e2e/emulator`)
+and the test model server, registers N members, runs the real bot (`hearth run`, a separate
+process on python-telegram-bot's own HTTP stack), and has every member hold a conversation in
+their DM at once: each sends a message, waits for her reply, sends the next. Then it lets the
+chats go quiet so the scheduled tick consolidates what is left.
+
+Reported:
+- turns/second across all members;
+- the bot's own overhead per turn: from the member's send to her reply arriving in the chat,
+  minus the time the model server spent on that turn's completion (the server answers at once,
+  so this is the bot's work plus the emulator's delivery, measured from outside the bot);
+- model calls spent on consolidation per 100 turns (one call per batch, not per line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.recall import percentile
+from bench.report import print_report
+from memory import Memory
+from tests.support.extractor import is_consolidation
+from tests.support.model_server import ModelServer, ResponsePlan, household_responder
+from tests.support.telegram_emulator import Emulator, TgChat, TgUser
+
+ROOT = Path(__file__).resolve().parents[1]
+OWNER_ID = 5000
+TICK_SECONDS = 5
+LINES = [
+    "I am planting {n} tulips along the fence this weekend",
+    "My train to work was {n} minutes late again today",
+    "I have been reading a novel about {n} lighthouse keepers",
+    "Do you think it will rain on day {n} of the holiday?",
+    "I am cooking a curry for {n} people on Saturday",
+    "My sister is visiting for {n} days next month",
+]
+
+
+class TimedResponder:
+    """The household responder, timing each completion it serves."""
+
+    def __init__(self) -> None:
+        self.model_s: list[float] = []
+
+    def __call__(self, request: dict[str, Any]) -> ResponsePlan:
+        started = time.perf_counter()
+        plan = household_responder(request)
+        self.model_s.append(time.perf_counter() - started)
+        return plan
+
+
+def _env(emu: Emulator, server: ModelServer, db: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HEARTH_", "OPENAI_"))}
+    env.update({
+        "TELEGRAM_BOT_TOKEN": emu.token,
+        "TELEGRAM_BASE_URL": emu.base_url,
+        "HEARTH_OWNER_TELEGRAM_ID": str(OWNER_ID),
+        "HEARTH_DB": str(db),
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "bench",
+        "HEARTH_MODEL": "test-model",
+        "HEARTH_TICK_SECONDS": str(TICK_SECONDS),
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": str(ROOT),
+    })
+    return env
+
+
+async def _hearth(env: dict[str, str], cwd: Path, *args: str) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", *args, cwd=cwd, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    _, err = await proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"hearth {' '.join(args)} failed: {err.decode().strip()}")
+
+
+async def _member(emu: Emulator, user: TgUser, turns: int, latencies: list[float]) -> None:
+    chat = TgChat.private(user)
+    for n in range(turns):
+        text = LINES[n % len(LINES)].format(n=n + 1) + f" ({user.first_name} #{n})"
+        before = len(await emu.bot_messages(chat.id))
+        started = time.perf_counter()
+        await emu.send_text(user, chat, text)
+        await emu.wait_for_messages(chat.id, before + 1, timeout=60)
+        latencies.append(time.perf_counter() - started)
+
+
+async def run(members: int, turns: int, embedder: str) -> dict[str, object]:
+    responder = TimedResponder()
+    with tempfile.TemporaryDirectory(prefix="hearth-bench-") as tmp:
+        work = Path(tmp)
+        db = work / "hearth.db"
+        async with Emulator() as emu, ModelServer(responder) as server:
+            env = _env(emu, server, db) | {"HEARTH_EMBEDDER": embedder}
+            await _hearth(env, work, "people", "add", "Owner", "--telegram-id", str(OWNER_ID),
+                          "--owner")
+            users = [TgUser(6000 + i, f"Member{i}") for i in range(members)]
+            for user in users:
+                await _hearth(env, work, "people", "add", user.first_name, "--telegram-id",
+                              str(user.id))
+            log = (work / "bot.log").open("wb")
+            bot = subprocess.Popen(  # noqa: ASYNC220 -- a long-lived child, reaped below
+                [sys.executable, "-m", "bot.cli", "run"], cwd=work, env=env,
+                stdout=subprocess.DEVNULL, stderr=log,
+            )
+            try:
+                warm = TgUser(OWNER_ID, "Owner")
+                await emu.send_text(warm, TgChat.private(warm), "Hello, are you there?")
+                await emu.wait_for_messages(OWNER_ID, 1, timeout=120)
+                served_before = len(responder.model_s)
+                latencies: list[float] = []
+                started = time.perf_counter()
+                await asyncio.gather(*(_member(emu, u, turns, latencies) for u in users))
+                elapsed = time.perf_counter() - started
+                chat_model_s = responder.model_s[served_before:]
+                # Let every chat go quiet; the tick then consolidates what is left.
+                total = members * turns
+                deadline = time.monotonic() + 6 * TICK_SECONDS + 30
+                while time.monotonic() < deadline:
+                    await asyncio.sleep(1)
+                    if await _consolidated(db):
+                        break
+            finally:
+                bot.send_signal(signal.SIGTERM)
+                try:
+                    bot.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    bot.kill()
+                    bot.wait()
+                log.close()
+            calls = sum(is_consolidation(r.get("messages", [])) for r in server.requests)
+    model_ms = sorted(s * 1000 for s in chat_model_s[:total])
+    mean_model_ms = sum(model_ms) / len(model_ms) if model_ms else 0.0
+    overhead = sorted(max(0.0, lat * 1000 - mean_model_ms) for lat in latencies)
+    return {
+        "bench": "turns",
+        "members": members,
+        "turns": total,
+        "turns_per_s": round(total / elapsed, 2),
+        "overhead_p50_ms": round(percentile(overhead, 50), 1),
+        "overhead_p95_ms": round(percentile(overhead, 95), 1),
+        "consolidation_calls_per_100_turns": round(calls * 100 / total, 2),
+    }
+
+
+async def _consolidated(db: Path) -> bool:
+    """Whether every line has been consolidated (no scope waits), read as counts only."""
+    memory = await Memory.open(db)
+    try:
+        return not await memory.pending_scopes()
+    finally:
+        await memory.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--members", type=int, nargs="+", default=[3])
+    parser.add_argument("--turns", type=int, default=40, help="turns per member")
+    parser.add_argument("--embedder", default="minilm", choices=["minilm", "none"])
+    args = parser.parse_args()
+    results = [asyncio.run(run(m, args.turns, args.embedder)) for m in args.members]
+    print_report(results, [("members", "members"), ("turns", "turns"),
+                           ("turns_per_s", "turns/s"), ("overhead_p50_ms", "p50 ms"),
+                           ("overhead_p95_ms", "p95 ms"),
+                           ("consolidation_calls_per_100_turns", "cons/100")])
+
+
+if __name__ == "__main__":
+    main()

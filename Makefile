@@ -29,15 +29,23 @@ $(EMBEDDED): $(STAMP)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PY) -m pip install --quiet "llama-cpp-python[server]==0.3.36"
 	touch $(EMBEDDED)
 
-# Until the Telegram bot lands, `run` checks the set-up, then opens a conversation with her in
-# this terminal as MEMBER (default: Me, registered as the owner if the household has none yet).
+# `run` checks the set-up, then starts her on Telegram when a token and the owner's id are
+# configured (environment or .env; `hearth init` writes it). Until then it opens a conversation
+# in this terminal as MEMBER (default: Me, registered as the owner if the household has none).
 MEMBER ?= Me
+CONFIGURED := $(PY) -c "from bot.settings import load_settings as l; s = l(); \
+	raise SystemExit(0 if s.telegram_bot_token and s.owner_telegram_id else 1)"
 run: $(EMBEDDED)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/hearth doctor
-	@$(VENV)/bin/hearth people list 2>/dev/null | cut -f1 | grep -qxF "$(MEMBER)" || \
-	  $(VENV)/bin/hearth people add "$(MEMBER)" \
-	    $$($(VENV)/bin/hearth people list 2>/dev/null | grep -q 'owner$$' || echo --owner)
-	HF_HUB_OFFLINE=1 $(VENV)/bin/hearth chat --as "$(MEMBER)"
+	@if $(CONFIGURED) 2>/dev/null; then \
+	  HF_HUB_OFFLINE=1 exec $(VENV)/bin/hearth run; \
+	else \
+	  $(VENV)/bin/hearth people list 2>/dev/null | cut -f1 | grep -qxF "$(MEMBER)" || \
+	    $(VENV)/bin/hearth people add "$(MEMBER)" \
+	      $$($(VENV)/bin/hearth people list 2>/dev/null | grep -q 'owner$$' || echo --owner); \
+	  echo "no TELEGRAM_BOT_TOKEN yet (hearth init writes one): talking here as $(MEMBER)"; \
+	  HF_HUB_OFFLINE=1 exec $(VENV)/bin/hearth chat --as "$(MEMBER)"; \
+	fi
 
 # The Telegram Bot API emulator the end-to-end tests talk to (npm's telegram-test-api, pinned by
 # its lock file, patched by tests/e2e/emulator/server.js).

@@ -1,27 +1,35 @@
 """The `hearth` command: a thin shell over the memory facade (DESIGN §11).
 
 Owns: parsing arguments, opening memory with the configured database and embedder, and printing
-results. Must not: hold SQL or policy; every read goes through `memory.Memory`. Bad input gets
-one clear line on stderr and a non-zero exit, never a traceback.
+results; `hearth run` opens memory, the soul and the model, hands them to the Telegram face
+(`bot.app`) and closes them when it stops; `hearth init` writes the `.env`. Must not: hold SQL
+or policy; every read goes through `memory.Memory`. Bad input gets one clear line on stderr and
+a non-zero exit, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
+import os
+import re
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
+from urllib.parse import urlsplit
 
+from bot.grants import grant_pairs
 from bot.settings import ConfigError, Settings, load_settings
 
 if TYPE_CHECKING:
-    from soul.model import ModelConfig
+    from bot.app import BotConfig
+    from soul.files import Soul
+    from soul.model import Gateway, ModelConfig
 from memory import (
-    GRANTABLE,
     SHARED,
     AccessContext,
     Activity,
@@ -38,7 +46,6 @@ log = logging.getLogger("hearth.cli")
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 _ACTIVITIES = [a.value for a in Activity]
-_GRANTABLE_CLASSES = [Sensitivity.HEALTH.value, Sensitivity.FINANCE.value]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -132,6 +139,14 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
 
     command("doctor", "check the configuration, the database and the embedder; one line each")
 
+    command("run", "start the Telegram bot, with the tick and the dream scheduled")
+    command("tick", "run one tick now (consolidate what is pending, refresh summaries)")
+    command("dream", "run the dream pass now and print its report")
+    init = command("init", "ask for the token, the owner's Telegram id and the model; write .env")
+    init.add_argument("--force", action="store_true", help="replace an existing .env")
+    init.add_argument("--no-check", action="store_true",
+                      help="do not check the token with Telegram")
+
     chat = command("chat", "talk to her as NAME in a private chat (or in the household group)")
     chat.add_argument("--as", dest="as_name", required=True, metavar="NAME")
     chat.add_argument("--group", action="store_true", help="speak in the household group")
@@ -193,15 +208,6 @@ def _context_for_recall(person: Person, group: bool, activity: Activity | None) 
         raise Failure(f"{activity} is not a read {where}") from None
 
 
-def _sensitivity(value: str) -> Sensitivity:
-    try:
-        return Sensitivity(value.lower())
-    except ValueError:
-        raise Failure(
-            f"unknown class {value!r}: choose one of {', '.join(_GRANTABLE_CLASSES)} or all"
-        ) from None
-
-
 def _scope_label(scope: str) -> str:
     return "shared" if scope == SHARED else "private"
 
@@ -242,6 +248,12 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
 
     if cmd == "chat":
         return await _chat(settings, db, args)
+    if cmd == "run":
+        return await _serve(settings, db)
+    if cmd == "tick":
+        return await _tick(settings, db)
+    if cmd == "dream":
+        return await _dream(settings, db)
     embed = cmd in ("remember", "recall")
     memory = await _open(settings, db, embed=embed)
     try:
@@ -332,16 +344,8 @@ async def _grant(memory: Memory, args: argparse.Namespace) -> int:
 
 
 def _grant_pairs(activity: str, sensitivity: str) -> list[tuple[Activity, Sensitivity]]:
-    """The lens cells a grant names; `all` widens over grantable cells only, so no wildcard
-    ever covers credentials."""
-    if activity != "all" and sensitivity.lower() != "all":
-        return [(Activity(activity), _sensitivity(sensitivity))]
-    activities = [Activity(activity)] if activity != "all" else list(Activity)
-    classes = list(Sensitivity) if sensitivity.lower() == "all" else [_sensitivity(sensitivity)]
-    pairs = [(a, s) for a in activities for s in classes if (a, s) in GRANTABLE]
-    if not pairs:
-        raise Failure(f"{activity} {sensitivity} names nothing that can be granted")
-    return sorted(pairs)
+    """The lens cells a grant names (see `bot.grants`: `all` never covers credentials)."""
+    return grant_pairs(activity, sensitivity)
 
 
 async def _revoke(memory: Memory, args: argparse.Namespace) -> int:
@@ -448,48 +452,223 @@ async def _persona(memory: Memory, args: argparse.Namespace) -> int:
 async def _chat(settings: Settings, db: Path, args: argparse.Namespace) -> int:
     """A conversation through the real pipeline; piped stdin is one message per line."""
     from soul.files import load_soul  # noqa: PLC0415 -- the soul loads only for a conversation
-    from soul.model import EmbeddedModel, Gateway, with_model  # noqa: PLC0415
-    from soul.turn import chat_id_for, respond  # noqa: PLC0415
-
     soul = load_soul(settings.soul_dir)
     memory = await _open(settings, db, embed=True)
+    try:
+        person = await _person(memory, args.as_name)
+        async with _model(settings) as gateway:
+            await _converse(memory, soul, gateway, person, group=args.group)
+    finally:
+        await memory.close()
+    return EXIT_OK
+
+
+async def _converse(memory: Memory, soul: Soul, gateway: Gateway, person: Person, *,
+                    group: bool) -> None:
+    """Read a message, answer it, until the input ends."""
+    from soul.turn import chat_id_for, respond  # noqa: PLC0415
+
+    interactive = sys.stdin.isatty()
+    chat_id = chat_id_for(person, group=group)
+    while True:
+        if interactive:
+            sys.stdout.write(f"{person.name}> ")
+            sys.stdout.flush()
+        line = await asyncio.to_thread(sys.stdin.readline)
+        if not line:
+            break
+        text = line.rstrip("\n")
+        if not text.strip():
+            continue
+        try:
+            reply = await respond(memory, soul, gateway, speaker=person, chat_id=chat_id,
+                                  group=group, text=text, now=utc_now())
+        except HearthError as exc:
+            _print(f"({exc})")
+            continue
+        if interactive:
+            _print(f"{soul.manifest.name}: {reply.text}")
+        else:  # one line per reply, so piped input and output pair up line by line
+            _print(" ".join(reply.text.split()))
+
+
+@contextlib.asynccontextmanager
+async def _model(settings: Settings) -> AsyncIterator[Gateway]:
+    """The gateway to the configured endpoint, or to the embedded model started for it;
+    closed (and the embedded server stopped) on the way out, whatever happens."""
+    from soul.model import EmbeddedModel, Gateway, with_model  # noqa: PLC0415
+
     embedded: EmbeddedModel | None = None
     gateway: Gateway | None = None
     try:
-        person = await _person(memory, args.as_name)
         config = _model_config(settings)
         if config is None:
             embedded = EmbeddedModel()
             config = await embedded.start()
         gateway = Gateway(await with_model(config))
-        interactive = sys.stdin.isatty()
-        chat_id = chat_id_for(person, group=args.group)
-        while True:
-            if interactive:
-                sys.stdout.write(f"{person.name}> ")
-                sys.stdout.flush()
-            line = await asyncio.to_thread(sys.stdin.readline)
-            if not line:
-                break
-            text = line.rstrip("\n")
-            if not text.strip():
-                continue
-            try:
-                reply = await respond(memory, soul, gateway, speaker=person, chat_id=chat_id,
-                                      group=args.group, text=text, now=utc_now())
-            except HearthError as exc:
-                _print(f"({exc})")
-                continue
-            if interactive:
-                _print(f"{soul.manifest.name}: {reply.text}")
-            else:  # one line per reply, so piped input and output pair up line by line
-                _print(" ".join(reply.text.split()))
+        yield gateway
     finally:
         if gateway is not None:
             await gateway.aclose()
         if embedded is not None:
             await embedded.stop()
+
+
+async def _tick(settings: Settings, db: Path) -> int:
+    """`hearth tick`: consolidate everything pending now and refresh summaries; print what
+    it did."""
+    from soul.files import load_soul  # noqa: PLC0415
+    from soul.tick import run_tick  # noqa: PLC0415
+
+    soul = load_soul(settings.soul_dir)
+    memory = await _open(settings, db, embed=True)
+    try:
+        async with _model(settings) as gateway:
+            report = await run_tick(memory, gateway, now=utc_now(),
+                                    assistant=soul.manifest.name, drain=True)
+    finally:
         await memory.close()
+    for line in report.lines():
+        _print(line)
+    return EXIT_FAIL if report.failed else EXIT_OK
+
+
+async def _dream(settings: Settings, db: Path) -> int:
+    """`hearth dream`: the dream pass now; print its report."""
+    from soul.files import load_soul  # noqa: PLC0415
+    from soul.tick import run_dream  # noqa: PLC0415
+
+    soul = load_soul(settings.soul_dir)
+    memory = await _open(settings, db, embed=True)
+    try:
+        report = await run_dream(memory, soul, now=utc_now())
+    finally:
+        await memory.close()
+    for line in report.lines():
+        _print(line)
+    return EXIT_OK
+
+
+_REFUSED_BY_TELEGRAM = "Telegram refused TELEGRAM_BOT_TOKEN: check it with @BotFather"
+
+
+async def _serve(settings: Settings, db: Path) -> int:
+    """`hearth run`: open everything, serve Telegram until SIGINT/SIGTERM, close everything."""
+    from bot import app as telegram_app  # noqa: PLC0415 -- the bot's stack loads only to run
+    from soul.files import load_soul  # noqa: PLC0415
+
+    config = telegram_app.BotConfig.from_settings(settings)  # before anything heavy
+    logging.getLogger("hearth").setLevel(logging.INFO)
+    soul = load_soul(settings.soul_dir)
+    with telegram_app.stop_on_signals() as stop:  # a signal during start-up stops cleanly too
+        return await _serve_with(settings, db, config, soul, stop)
+
+
+async def _serve_with(settings: Settings, db: Path, config: BotConfig, soul: Soul,
+                      stop: asyncio.Event) -> int:
+    """Memory, then the model, then Telegram; closed in reverse, whatever happens."""
+    memory = await _open(settings, db, create=True, embed=True)
+    try:
+        async with _model(settings) as gateway:
+            return await _serve_app(config, memory, soul, gateway, stop=stop)
+    finally:
+        await memory.close()
+
+
+async def _serve_app(config: BotConfig, memory: Memory, soul: Soul, gateway: Gateway, *,
+                     stop: asyncio.Event) -> int:
+    from telegram.error import InvalidToken, NetworkError, TelegramError  # noqa: PLC0415
+
+    from bot import app as telegram_app  # noqa: PLC0415
+
+    app = telegram_app.build_application(config, memory=memory, soul=soul, model=gateway)
+
+    def ready(username: str) -> None:
+        sys.stderr.write(f"hearth: running as @{username}\n")
+        sys.stderr.flush()
+
+    try:
+        await telegram_app.serve(app, config, stop=stop, on_ready=ready)
+    except InvalidToken:
+        raise Failure(_REFUSED_BY_TELEGRAM) from None
+    except NetworkError as exc:  # its text may name the request; the class is enough
+        raise Failure(f"cannot reach Telegram ({type(exc).__name__})") from None
+    except TelegramError as exc:
+        raise Failure(f"Telegram answered: {exc.message}") from None
+    return EXIT_OK
+
+
+# --- hearth init -------------------------------------------------------------------------------
+
+_TOKEN_SHAPE = re.compile(r"\d{3,}:[A-Za-z0-9_-]{20,}")
+
+
+def _ask(prompt: str) -> str:
+    try:
+        return input(prompt).strip()
+    except EOFError:
+        raise Failure("no answer given; `hearth init` asks three questions") from None
+
+
+def _endpoint(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise Failure(f"{value!r} is not an http(s) URL, like http://127.0.0.1:11434/v1")
+    return value
+
+
+async def _token_owner(token: str, base_url: str | None) -> str:
+    """The bot's @username, from getMe; raises when the token or Telegram fails."""
+    from telegram import Bot  # noqa: PLC0415 -- only init checks a token
+
+    bot = Bot(token)
+    if base_url:
+        from bot.app import BotConfig  # noqa: PLC0415
+
+        config = BotConfig(token=token, owner_telegram_id=0, base_url=base_url)
+        bot = Bot(token, base_url=base_url.rstrip("/"), base_file_url=config.base_file_url or "")
+    async with bot:
+        return str(bot.username)
+
+
+def _init(args: argparse.Namespace) -> int:
+    """Ask, check the shape of each answer, optionally ask Telegram, write .env (mode 0600)."""
+    env = Path(".env")
+    if env.exists() and not args.force:
+        raise Failure(".env already exists here; `hearth init --force` replaces it")
+    token = _ask("Telegram bot token (from @BotFather): ")
+    if not _TOKEN_SHAPE.fullmatch(token):
+        raise Failure("that does not look like a bot token (digits, a colon, then letters); "
+                      "@BotFather shows it")
+    owner = _ask("The owner's Telegram user id (a number; @userinfobot tells you yours): ")
+    if not owner.isdigit() or int(owner) <= 0:
+        raise Failure(f"{owner!r} is not a Telegram user id: it is a positive whole number")
+    endpoint = _ask("Model endpoint, OpenAI-compatible (leave blank for the bundled model): ")
+    if endpoint:
+        endpoint = _endpoint(endpoint)
+    if not args.no_check:
+        try:
+            base_url = load_settings().telegram_base_url
+        except ConfigError:
+            base_url = None
+        try:
+            username = asyncio.run(_token_owner(token, base_url))
+        except Exception as exc:  # noqa: BLE001 -- any failure is a warning: .env is still written
+            sys.stderr.write(f"hearth: warning: could not check the token with Telegram "
+                             f"({type(exc).__name__}); writing it anyway\n")
+        else:
+            _print(f"the token belongs to @{username}")
+    lines = ["# written by `hearth init`", f"TELEGRAM_BOT_TOKEN={token}",
+             f"HEARTH_OWNER_TELEGRAM_ID={int(owner)}"]
+    if endpoint:
+        lines.append(f"OPENAI_BASE_URL={endpoint}")
+    if args.db is not None:
+        lines.append(f"HEARTH_DB={args.db}")
+    descriptor = os.open(env, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        os.fchmod(out.fileno(), 0o600)  # an existing file keeps its mode through O_TRUNC
+        out.write("\n".join(lines) + "\n")
+    _print("wrote .env (readable by you only); start her with `hearth run`")
     return EXIT_OK
 
 
@@ -609,6 +788,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or a usage mistake already reported in one line
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
+        if args.command == "init":
+            return _init(args)
         settings = load_settings()
         return asyncio.run(_run(args, settings))
     except (HearthError, ConfigError) as exc:

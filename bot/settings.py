@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     webhook_url: str | None = Field(
         default=None, validation_alias=AliasChoices("HEARTH_WEBHOOK_URL")
     )
+    webhook_port: int = Field(
+        default=8443, ge=1, le=65535, validation_alias=AliasChoices("PORT")
+    )
     owner_telegram_id: int | None = Field(
         default=None, validation_alias=AliasChoices("HEARTH_OWNER_TELEGRAM_ID")
     )
@@ -49,7 +52,7 @@ class Settings(BaseSettings):
     )
     model: str | None = Field(default=None, validation_alias=AliasChoices("HEARTH_MODEL"))
     tick_seconds: int = Field(
-        default=300, ge=5, validation_alias=AliasChoices("HEARTH_TICK_SECONDS")
+        default=300, ge=1, validation_alias=AliasChoices("HEARTH_TICK_SECONDS")
     )
     dream_cron: str = Field(
         default="0 3 * * *", validation_alias=AliasChoices("HEARTH_DREAM_CRON")
@@ -86,6 +89,7 @@ _ENV_NAMES = {
     "telegram_bot_token": "TELEGRAM_BOT_TOKEN",
     "telegram_base_url": "TELEGRAM_BASE_URL",
     "webhook_url": "HEARTH_WEBHOOK_URL",
+    "webhook_port": "PORT",
     "owner_telegram_id": "HEARTH_OWNER_TELEGRAM_ID",
     "db": "HEARTH_DB",
     "openai_base_url": "OPENAI_BASE_URL",

@@ -7,7 +7,7 @@ wall, then the purpose lens, and is receipted. Nothing outside this package touc
 from memory.beliefs import Assertion, normalize
 from memory.embedder import Embedder, MiniLMEmbedder, make_embedder
 from memory.errors import HearthError, InvalidRequest, LedgerError, StoreError, UnknownPerson
-from memory.facade import Memory, utc_now
+from memory.facade import MAX_TURN_CHARS, Memory, utc_now
 from memory.lens import GRANTABLE
 from memory.models import (
     SHARED,
@@ -50,6 +50,7 @@ __all__ = [
     "InvalidRequest",
     "Kind",
     "LedgerError",
+    "MAX_TURN_CHARS",
     "Memory",
     "MiniLMEmbedder",
     "Person",

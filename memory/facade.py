@@ -177,8 +177,14 @@ class Memory:
             return None
         return await self._off_loop(lambda: embedder.embed(texts))
 
+    async def sync_index(self) -> None:
+        """Take in beliefs another process wrote (`hearth tick` or `hearth remember` while the
+        bot runs): their vectors join this process's matrices, so semantic recall finds them."""
+        await self._load_vectors()
+
     async def _load_vectors(self) -> None:
-        """Build the per-scope matrices; embed beliefs written while no embedder was set."""
+        """Build the per-scope matrices from stored vectors (skipping what is already in them);
+        embed beliefs written while no embedder was set."""
         if self._embedder is None or self._index is None:
             return
         model = self._embedder.name
@@ -196,6 +202,9 @@ class Memory:
                 "  AND v.model = ?) ORDER BY b.belief_id",
                 (model,),
             )
+        index = self._index
+        rows = [r for r in rows if not index.has(int(r["belief_id"]))]
+        missing = [r for r in missing if not index.has(int(r["belief_id"]))]
         by_scope: dict[str, tuple[list[int], list[bytes]]] = {}
         for row in rows:
             ids, blobs = by_scope.setdefault(str(row["scope"]), ([], []))

@@ -14,7 +14,13 @@ import pytest
 
 from bot.cli import main
 from soul.files import default_soul_dir
-from tests.support.model_server import ModelServer, ResponsePlan, echo_responder, scripted
+from tests.support.model_server import (
+    ModelServer,
+    ResponsePlan,
+    echo_responder,
+    household_responder,
+    scripted,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -157,3 +163,33 @@ async def test_without_hearth_model_chat_uses_the_model_the_server_lists(
         assert code == 0, err
         assert out.strip() == "Hi!"
         assert server.requests[0]["model"] == "test-model"
+
+
+async def test_hearth_tick_consolidates_each_chat_into_its_own_scope_and_dream_reports(
+    household: dict[str, str],
+) -> None:
+    async with ModelServer(household_responder) as server:
+        household["OPENAI_BASE_URL"] = server.base_url
+        await hearth("chat", "--as", "Alice", env=household,
+                     stdin="I am training for a triathlon in May\n")
+        await hearth("chat", "--as", "Bob", "--group", env=household,
+                     stdin="The boiler is serviced on Friday morning\n")
+        code, out, err = await hearth("tick", env=household)
+        assert code == 0, err
+        assert "consolidated 2 batch(es) into 2 belief(s)" in out
+        again = await hearth("tick", env=household)
+        assert "consolidated 0 batch(es)" in again[1]  # nothing is consolidated twice
+        _, alice, _ = await hearth("inspect", "--as", "Alice", env=household)
+        _, bob, _ = await hearth("inspect", "--as", "Bob", env=household)
+        _, boiler, _ = await hearth("recall", "--as", "Alice", "boiler serviced", env=household)
+        code, dream, err = await hearth("dream", env=household)
+        assert code == 0, err
+    assert "Alice is training for a triathlon in May" in alice
+    assert "triathlon" not in bob
+    assert "The boiler is serviced on Friday morning" in boiler  # shared: every member's
+    assert dream.startswith("dream report #1") and "deduped: 0" in dream
+    consolidation = [r for r in server.requests if "worth remembering" in
+                     r["messages"][0]["content"]]
+    assert len(consolidation) == 2
+    assert all(("triathlon" in r["messages"][-1]["content"]) !=
+               ("boiler" in r["messages"][-1]["content"]) for r in consolidation)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -211,3 +212,142 @@ def test_doctor_fails_on_a_broken_ledger(household: Shell) -> None:
     conn.close()
     code, out, _ = household("doctor")
     assert code == 1 and "FAIL  ledger: broken at receipt #1" in out
+
+
+# --- hearth run and hearth init ----------------------------------------------------------------
+
+BOT_TOKEN = "123456:" + "A" * 30
+_BOT_SETTINGS = ("TELEGRAM_BOT_TOKEN", "HEARTH_OWNER_TELEGRAM_ID", "TELEGRAM_BASE_URL",
+                 "HEARTH_WEBHOOK_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "HEARTH_MODEL")
+
+
+@pytest.fixture
+def bare(hearth: Shell, monkeypatch: pytest.MonkeyPatch) -> Shell:
+    for name in _BOT_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    return hearth
+
+
+def test_run_without_a_token_or_an_owner_is_one_clear_line(
+    bare: Shell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = bare("run")
+    assert code == 1 and out == "" and "TELEGRAM_BOT_TOKEN is not set" in err
+    assert err.strip().count("\n") == 0
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", BOT_TOKEN)
+    code, _, err = bare("run")
+    assert code == 1 and "HEARTH_OWNER_TELEGRAM_ID is not set" in err
+    assert BOT_TOKEN not in err
+    assert not bare.db.exists()  # nothing was opened before the configuration was checked
+
+
+def test_run_wires_the_bot_to_memory_the_model_and_telegram_then_closes_them(
+    bare: Shell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("HEARTH_OWNER_TELEGRAM_ID", "1001")
+    monkeypatch.setenv("TELEGRAM_BASE_URL", "http://127.0.0.1:9/bot")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("HEARTH_MODEL", "test-model")
+    seen: dict[str, Any] = {}
+
+    async def fake_serve(app: Any, config: Any, *, on_ready: Any = None, **_: Any) -> None:
+        seen["base_url"] = app.bot.base_url
+        seen["base_file_url"] = app.bot.base_file_url
+        seen["jobs"] = sorted(job.name for job in app.job_queue.jobs())
+        seen["owner"] = app.bot_data.hearth.owner_telegram_id
+        seen["model"] = app.bot_data.hearth.model.config.model
+        on_ready("hearth_test_bot")
+
+    monkeypatch.setattr("bot.app.serve", fake_serve)
+    code, _, err = bare("run")
+    assert code == 0, err
+    assert err == "hearth: running as @hearth_test_bot\n"
+    assert seen == {
+        "base_url": f"http://127.0.0.1:9/bot{BOT_TOKEN}",
+        "base_file_url": f"http://127.0.0.1:9/file/bot{BOT_TOKEN}",
+        "jobs": ["dream", "tick"],
+        "owner": 1001,
+        "model": "test-model",
+    }
+    assert bare.db.exists()
+    assert bare("people")[0] == 0  # memory was closed and opens again
+
+
+def _answers(monkeypatch: pytest.MonkeyPatch, *replies: str) -> None:
+    pending = iter(replies)
+
+    def answer(prompt: str = "") -> str:
+        try:
+            return next(pending)
+        except StopIteration:
+            raise EOFError from None
+
+    monkeypatch.setattr("builtins.input", answer)
+
+
+def test_init_asks_checks_and_writes_an_env_file_only_its_owner_can_read(
+    bare: Shell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _answers(monkeypatch, BOT_TOKEN, "1001", "http://127.0.0.1:11434/v1")
+    code, out, err = bare("init", "--no-check")
+    assert code == 0, err
+    env = tmp_path / ".env"
+    assert env.stat().st_mode & 0o777 == 0o600
+    lines = env.read_text().splitlines()
+    assert f"TELEGRAM_BOT_TOKEN={BOT_TOKEN}" in lines
+    assert "HEARTH_OWNER_TELEGRAM_ID=1001" in lines
+    assert "OPENAI_BASE_URL=http://127.0.0.1:11434/v1" in lines
+    assert f"HEARTH_DB={bare.db}" in lines
+    assert "hearth run" in out
+
+    _answers(monkeypatch, BOT_TOKEN, "1001", "")
+    code, _, err = bare("init", "--no-check")
+    assert code == 1 and "--force" in err
+    env.chmod(0o644)
+    _answers(monkeypatch, BOT_TOKEN, "2002", "")
+    assert bare("init", "--no-check", "--force")[0] == 0
+    assert "HEARTH_OWNER_TELEGRAM_ID=2002" in env.read_text()
+    assert "OPENAI_BASE_URL" not in env.read_text()
+    assert env.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize(
+    ("replies", "needle"),
+    [
+        (("not a token", "1001", ""), "does not look like a bot token"),
+        ((BOT_TOKEN, "@olivia", ""), "not a Telegram user id"),
+        ((BOT_TOKEN, "1001", "ftp://example.org"), "not an http(s) URL"),
+        ((BOT_TOKEN,), "no answer given"),
+    ],
+)
+def test_init_refuses_answers_of_the_wrong_shape_and_writes_nothing(
+    bare: Shell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    replies: tuple[str, ...], needle: str,
+) -> None:
+    _answers(monkeypatch, *replies)
+    code, _, err = bare("init", "--no-check")
+    assert code == 1 and needle in err and err.strip().count("\n") == 0
+    assert not (tmp_path / ".env").exists()
+
+
+def test_init_checks_the_token_with_telegram_and_only_warns_when_it_cannot(
+    bare: Shell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    async def owner_of(token: str, base_url: str | None) -> str:
+        return "hearth_home_bot"
+
+    monkeypatch.setattr("bot.cli._token_owner", owner_of)
+    _answers(monkeypatch, BOT_TOKEN, "1001", "")
+    code, out, _ = bare("init")
+    assert code == 0 and "the token belongs to @hearth_home_bot" in out
+
+    async def offline(token: str, base_url: str | None) -> str:
+        raise OSError("no network")
+
+    monkeypatch.setattr("bot.cli._token_owner", offline)
+    _answers(monkeypatch, BOT_TOKEN, "1001", "")
+    code, _, err = bare("init", "--force")
+    assert code == 0 and "warning: could not check the token" in err
+    assert BOT_TOKEN not in err
+    assert (tmp_path / ".env").exists()

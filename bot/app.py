@@ -1,0 +1,301 @@
+"""The Telegram application: handlers in order, the command menu, the tick and the dream, and
+running it until a signal.
+
+Owns: `build_application` (python-telegram-bot wired to hearth's services: the gatekeeper in
+handler group -1, then commands, conversation, buttons and the rest in group 0; one error
+handler; per-chat ordering; the named "tick" and "dream" jobs) and `serve` (long polling, or a
+webhook, until SIGINT/SIGTERM or a stop event). Must not: open or close memory, the soul or the
+model: the caller builds them before and closes them after, so no handler ever runs on a closed
+resource.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import signal
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from importlib.util import find_spec
+
+from apscheduler.triggers.cron import CronTrigger  # type: ignore[import-untyped]  # APScheduler 3 ships no type hints
+from telegram import Update
+from telegram.error import TelegramError
+from telegram.ext import ApplicationBuilder, JobQueue, MessageHandler, TypeHandler, filters
+from telegram.request import BaseRequest
+
+from bot import handlers
+from bot.commands import announce_commands, button_handler, command_handlers
+from bot.context import CONTEXT_TYPES, Hearth, HearthApp, HearthContext
+from bot.ordering import ChatOrderedProcessor
+from bot.settings import ConfigError, Settings
+from memory import Memory, utc_now
+from soul import tick as soul_tick
+from soul.files import Soul
+from soul.tick import TickModel
+
+log = logging.getLogger("hearth.bot")
+
+GATE_GROUP = -1
+DEFAULT_WEBHOOK_PORT = 8443
+# Updates hearth answers; anything else (inline queries, polls, reactions) is never fetched.
+ALLOWED_UPDATES = [
+    Update.MESSAGE,
+    Update.EDITED_MESSAGE,
+    Update.CALLBACK_QUERY,
+]
+# Polling a local Bot API server or an emulator that answers getUpdates at once: a short pause
+# between polls, or the bot busy-loops.
+LOCAL_POLL_INTERVAL = 0.1
+
+
+@dataclass(frozen=True)
+class BotConfig:
+    """What the Telegram face needs from the settings."""
+
+    token: str = field(repr=False)
+    owner_telegram_id: int
+    base_url: str | None = None
+    webhook_url: str | None = None
+    webhook_port: int = DEFAULT_WEBHOOK_PORT
+    tick_seconds: int = 300
+    dream_cron: str = "0 3 * * *"
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> BotConfig:
+        """The bot's config; ConfigError (one line) when the token or the owner is missing."""
+        if settings.telegram_bot_token is None or not (
+            settings.telegram_bot_token.get_secret_value().strip()
+        ):
+            raise ConfigError(
+                "TELEGRAM_BOT_TOKEN is not set: get one from @BotFather (or run `hearth init`)"
+            )
+        if settings.owner_telegram_id is None:
+            raise ConfigError(
+                "HEARTH_OWNER_TELEGRAM_ID is not set: the owner's numeric Telegram id "
+                "(or run `hearth init`)"
+            )
+        return cls(
+            token=settings.telegram_bot_token.get_secret_value().strip(),
+            owner_telegram_id=settings.owner_telegram_id,
+            base_url=settings.telegram_base_url,
+            webhook_url=settings.webhook_url,
+            webhook_port=settings.webhook_port,
+            tick_seconds=settings.tick_seconds,
+            dream_cron=settings.dream_cron,
+        )
+
+    @property
+    def base_file_url(self) -> str | None:
+        """Where files are fetched: the base URL with `/bot` replaced by `/file/bot`."""
+        if self.base_url is None:
+            return None
+        head, sep, tail = self.base_url.rstrip("/").rpartition("/bot")
+        return f"{head}/file/bot{tail}" if sep else self.base_url.rstrip("/") + "/file/bot"
+
+    @property
+    def webhook_path(self) -> str:
+        """A secret URL path derived from the token, so only Telegram knows where to post."""
+        return hashlib.sha256(b"hearth-webhook-path:" + self.token.encode()).hexdigest()[:32]
+
+    @property
+    def webhook_secret(self) -> str:
+        """The header Telegram sends with every webhook post (checked by python-telegram-bot)."""
+        return hashlib.sha256(b"hearth-webhook-secret:" + self.token.encode()).hexdigest()
+
+
+def build_application(
+    config: BotConfig,
+    *,
+    memory: Memory,
+    soul: Soul,
+    model: TickModel,
+    request: BaseRequest | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    typing_interval: float = 4.0,
+) -> HearthApp:
+    """The application, wired to already-open services. `request` replaces the HTTP stack for
+    every Bot API call (tests pass an in-process fake)."""
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # its request lines carry the token
+    jobs: JobQueue[HearthContext] = JobQueue()
+    builder = (
+        ApplicationBuilder()
+        .token(config.token)
+        .context_types(CONTEXT_TYPES)
+        .job_queue(jobs)
+        .concurrent_updates(ChatOrderedProcessor())
+        .post_init(announce_commands)
+    )
+    if config.base_url is not None:
+        builder = builder.base_url(config.base_url.rstrip("/"))
+        builder = builder.base_file_url(config.base_file_url or "")
+    if request is not None:
+        builder = builder.request(request).get_updates_request(request)
+    app = builder.build()
+    app.bot_data.bind(
+        Hearth(memory=memory, soul=soul, model=model, owner_telegram_id=config.owner_telegram_id,
+               clock=clock, typing_interval=typing_interval,
+               quiet_after=timedelta(seconds=config.tick_seconds))
+    )
+    add_handlers(app)
+    schedule_jobs(app, config)
+    return app
+
+
+def add_handlers(app: HearthApp) -> None:
+    """The gatekeeper first (group -1), then one handler per kind of update (group 0)."""
+    app.add_handler(TypeHandler(Update, handlers.gatekeeper), group=GATE_GROUP)
+    app.add_handlers(command_handlers())
+    new = filters.UpdateType.MESSAGE
+    app.add_handlers(
+        [
+            MessageHandler(new & filters.COMMAND, handlers.unknown_command),
+            MessageHandler(new & filters.TEXT, handlers.chat),
+            MessageHandler(new & ~filters.TEXT & ~filters.StatusUpdate.ALL, handlers.non_text),
+            MessageHandler(filters.UpdateType.EDITED_MESSAGE, handlers.edited),
+            button_handler(),
+        ]
+    )
+    app.add_error_handler(handlers.on_error)
+
+
+def schedule_jobs(app: HearthApp, config: BotConfig) -> None:
+    """The named "tick" and "dream" jobs, replacing any earlier ones of the same name.
+
+    A run never overlaps the previous one; missed tick runs are coalesced into one.
+    """
+    queue = app.job_queue
+    if queue is None:
+        raise ConfigError("the job queue is missing: install python-telegram-bot[job-queue]")
+    try:
+        trigger = CronTrigger.from_crontab(config.dream_cron)
+    except ValueError as exc:
+        raise ConfigError(f"bad configuration: HEARTH_DREAM_CRON: {exc}") from None
+    for name in ("tick", "dream"):
+        for job in queue.get_jobs_by_name(name):
+            job.schedule_removal()
+    queue.run_repeating(
+        run_tick_job,
+        interval=config.tick_seconds,
+        first=config.tick_seconds,
+        name="tick",
+        job_kwargs={"max_instances": 1, "coalesce": True},
+    )
+    queue.run_custom(
+        run_dream_job, job_kwargs={"trigger": trigger, "max_instances": 1}, name="dream"
+    )
+
+
+async def run_tick_job(context: HearthContext) -> None:
+    """One tick: consolidation and compaction. A failure is logged and waits for the next."""
+    hearth = context.hearth
+    try:
+        await hearth.memory.sync_index()
+        report = await soul_tick.run_tick(
+            hearth.memory,
+            hearth.model,
+            now=hearth.now(),
+            assistant=hearth.soul.manifest.name,
+            quiet_after=hearth.quiet_after,
+        )
+    except Exception:  # a failed tick must never stop the bot
+        log.exception("the tick failed")
+        return
+    for line in report.lines():
+        log.info("tick: %s", line)
+
+
+async def run_dream_job(context: HearthContext) -> None:
+    """The nightly dream. A failure is logged and waits for the next night."""
+    hearth = context.hearth
+    try:
+        report = await soul_tick.run_dream(hearth.memory, hearth.soul, now=hearth.now())
+    except Exception:  # a failed dream must never stop the bot
+        log.exception("the dream failed")
+        return
+    for line in report.lines():
+        log.info("dream: %s", line)
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[asyncio.Event]:
+    """An event set by SIGINT or SIGTERM while the block runs (where the platform allows)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
+            loop.add_signal_handler(sig, stop.set)
+            installed.append(sig)
+    try:
+        yield stop
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+async def serve(
+    app: HearthApp,
+    config: BotConfig,
+    *,
+    stop: asyncio.Event | None = None,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Run until `stop` is set (without one: until SIGINT/SIGTERM): initialise, set the
+    command menu, start polling (or the webhook), and on the way out stop in reverse order."""
+    if stop is None:
+        with stop_on_signals() as signalled:
+            await serve(app, config, stop=signalled, on_ready=on_ready)
+        return
+    async with app:
+        if app.post_init is not None:
+            await app.post_init(app)
+        try:
+            await _receive(app, config)
+            await app.start()
+            if on_ready is not None:
+                on_ready(app.bot.username)
+            await stop.wait()
+        finally:
+            # Reverse order: no new updates, then running turns and jobs finish, then stop.
+            if app.updater is not None and app.updater.running:
+                await app.updater.stop()
+            if app.running:
+                await app.stop()
+
+
+def _polling_failed(exc: TelegramError) -> None:
+    # The updater retries by itself; one line, not a traceback per attempt while offline.
+    log.warning("polling for updates failed: %s", exc)
+
+
+async def _receive(app: HearthApp, config: BotConfig) -> None:
+    updater = app.updater
+    if updater is None:
+        raise ConfigError("the application has no updater to receive updates with")
+    if config.webhook_url is None:
+        await updater.start_polling(
+            poll_interval=LOCAL_POLL_INTERVAL if config.base_url else 0.0,
+            allowed_updates=ALLOWED_UPDATES,
+            drop_pending_updates=False,
+            error_callback=_polling_failed,
+        )
+        return
+    if find_spec("tornado") is None:
+        raise ConfigError(
+            "HEARTH_WEBHOOK_URL needs the webhook server: pip install "
+            "'python-telegram-bot[webhooks]' (or unset it to use long polling)"
+        )
+    path = config.webhook_path
+    await updater.start_webhook(
+        listen="0.0.0.0",  # noqa: S104 -- the webhook must be reachable from Telegram
+        port=config.webhook_port,
+        url_path=path,
+        webhook_url=f"{config.webhook_url.rstrip('/')}/{path}",
+        secret_token=config.webhook_secret,
+        allowed_updates=ALLOWED_UPDATES,
+        drop_pending_updates=False,
+    )

@@ -1,0 +1,477 @@
+"""The chat commands: one table feeding the handlers, /help and `set_my_commands`.
+
+Owns: what each command does for a member in a private chat, the owner's extra commands, the
+rule that only /help, /privacy and the owner's /household work in the household group, and the
+inline buttons behind /forget and /persona. Must not: hold SQL or policy (every read goes
+through the memory facade), or say anything private in a group.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from telegram import (
+    BotCommand,
+    BotCommandScopeAllGroupChats,
+    BotCommandScopeChat,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Message,
+    Update,
+)
+from telegram.error import BadRequest, TelegramError
+from telegram.ext import CallbackQueryHandler, CommandHandler, filters
+
+from bot import texts
+from bot.context import HearthApp, HearthContext, Pending
+from bot.grants import grant_pairs
+from bot.handlers import USER_FACING
+from bot.replies import split_reply
+from memory import SHARED, AccessContext, Activity, HearthError, Person
+
+log = logging.getLogger("hearth.bot")
+
+RECEIPTS_SHOWN = 15
+AUDIT_SHOWN = 10
+PERSONA_SHOWN = 10
+
+Run = Callable[[Update, HearthContext, Message, list[str]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    summary: str
+    run: Run
+    owner_only: bool = False
+    in_group: bool = False  # works in the household group as well as in a private chat
+
+
+def _inspect_context(person: Person, purpose: str) -> AccessContext:
+    return AccessContext.for_member(person.person_id, Activity.MEMBER_INSPECT, purpose)
+
+
+async def _send_long(message: Message, text: str) -> None:
+    for chunk in split_reply(text):
+        await message.reply_text(chunk)
+
+
+# --- every member ------------------------------------------------------------------------------
+
+
+async def start(update: Update, context: HearthContext, message: Message,
+                args: list[str]) -> None:
+    person = context.member
+    await message.reply_text(texts.greeting(person.name, owner=person.is_owner))
+
+
+async def help_(update: Update, context: HearthContext, message: Message,
+                args: list[str]) -> None:
+    person = context.member
+    member_lines = [f"/{c.name} — {c.summary}" for c in COMMANDS if not c.owner_only]
+    owner_lines = (
+        [f"/{c.name} — {c.summary}" for c in COMMANDS if c.owner_only] if person.is_owner else []
+    )
+    await _send_long(message, texts.help_text(member_lines, owner_lines, group=context.group))
+
+
+async def privacy(update: Update, context: HearthContext, message: Message,
+                  args: list[str]) -> None:
+    await message.reply_text(texts.PRIVACY)
+
+
+async def me(update: Update, context: HearthContext, message: Message, args: list[str]) -> None:
+    person = context.member
+    ctx = _inspect_context(person, "the member asked what she knows about them")
+    found = await context.hearth.memory.inspect(ctx)
+    if not found:
+        await message.reply_text(texts.ME_EMPTY)
+        return
+    lines = [texts.ME_HEADER] + [
+        texts.me_line(b.proposition, b.confidence, b.status, shared=b.scope == SHARED)
+        for b in found
+    ]
+    await _send_long(message, "\n".join(lines))
+
+
+def _shared_prefix(args: list[str], person: Person) -> tuple[bool, list[str]] | None:
+    """`shared` as the first argument (the owner's way to act on household notes); None when
+    someone else tries it."""
+    if args and args[0].lower() == "shared":
+        if not person.is_owner:
+            return None
+        return True, args[1:]
+    return False, args
+
+
+async def forget(update: Update, context: HearthContext, message: Message,
+                 args: list[str]) -> None:
+    person, hearth = context.member, context.hearth
+    parsed = _shared_prefix(args, person)
+    if parsed is None:
+        await message.reply_text(texts.OWNER_ONLY)
+        return
+    shared, words = parsed
+    text = " ".join(words).strip()
+    if not text:
+        usage = texts.FORGET_USAGE_OWNER if person.is_owner else texts.FORGET_USAGE
+        await message.reply_text(usage)
+        return
+    ctx = _inspect_context(person, "the member asked to forget")
+    found = await hearth.memory.forget_preview(ctx, text, shared=shared)
+    if not found:
+        await message.reply_text(texts.FORGET_NOTHING)
+        return
+    user_id = message.chat_id if update.effective_user is None else update.effective_user.id
+    yes_choice = Pending(action="forget", telegram_id=user_id, person_id=person.person_id,
+                         text=text, shared=shared)
+    yes, no = hearth.buttons.issue([yes_choice, replace(yes_choice, action="keep")],
+                                   hearth.now())
+    keyboard = InlineKeyboardMarkup(
+        [[InlineKeyboardButton(texts.FORGET_YES, callback_data=yes),
+          InlineKeyboardButton(texts.FORGET_NO, callback_data=no)]]
+    )
+    lines = [texts.FORGET_ASK, *(f"• {b.proposition}" for b in found), texts.FORGET_QUESTION]
+    chunks = split_reply("\n".join(lines))
+    for chunk in chunks[:-1]:
+        await message.reply_text(chunk)
+    await message.reply_text(chunks[-1], reply_markup=keyboard)
+
+
+def _grant_request(args: list[str], *, with_days: bool) -> tuple[str, str, float | None] | None:
+    """ACTIVITY CLASS [DAYS] from the arguments; None when they do not have that shape."""
+    if len(args) not in ((2, 3) if with_days else (2,)):
+        return None
+    days: float | None = None
+    if len(args) == 3:
+        try:
+            days = float(args[2])
+        except ValueError:
+            return None
+        if not math.isfinite(days) or days <= 0:
+            return None
+    return args[0].lower(), args[1].lower(), days
+
+
+async def grant(update: Update, context: HearthContext, message: Message,
+                args: list[str]) -> None:
+    person, memory = context.member, context.hearth.memory
+    parsed = _shared_prefix(args, person)
+    if parsed is None:
+        await message.reply_text(texts.OWNER_ONLY)
+        return
+    shared, rest = parsed
+    usage = texts.GRANT_USAGE_OWNER if person.is_owner else texts.GRANT_USAGE
+    request = _grant_request(rest, with_days=True)
+    if request is None:
+        await message.reply_text(usage)
+        return
+    activity, sensitivity, days = request
+    lines = []
+    try:
+        for a, s in grant_pairs(activity, sensitivity):
+            made = await memory.grant(person.person_id, a, s, days=days, shared=shared,
+                                      note="granted in a chat")
+            until = texts.when(made.expires_at) if made.expires_at else None
+            lines.append(texts.granted(a.value, s.value, shared=shared, until=until))
+    except HearthError as exc:
+        lines.append(f"{texts.could_not(str(exc))}\n{usage}")
+    await _send_long(message, "\n".join(lines))
+
+
+async def revoke(update: Update, context: HearthContext, message: Message,
+                 args: list[str]) -> None:
+    person, memory = context.member, context.hearth.memory
+    parsed = _shared_prefix(args, person)
+    if parsed is None:
+        await message.reply_text(texts.OWNER_ONLY)
+        return
+    shared, rest = parsed
+    usage = texts.REVOKE_USAGE_OWNER if person.is_owner else texts.REVOKE_USAGE
+    request = _grant_request(rest, with_days=False)
+    if request is None:
+        await message.reply_text(usage)
+        return
+    activity, sensitivity, _ = request
+    try:
+        count = 0
+        for a, s in grant_pairs(activity, sensitivity):
+            count += await memory.revoke(person.person_id, a, s, shared=shared)
+    except HearthError as exc:
+        await message.reply_text(f"{texts.could_not(str(exc))}\n{usage}")
+        return
+    await message.reply_text(texts.revoked(count) if count else texts.REVOKE_NOTHING)
+
+
+async def grants(update: Update, context: HearthContext, message: Message,
+                 args: list[str]) -> None:
+    person, hearth = context.member, context.hearth
+    found = await hearth.memory.grants(person.person_id)
+    if not found:
+        await message.reply_text(texts.GRANTS_EMPTY)
+        return
+    now = hearth.now().isoformat()
+    lines = ["Your grants:"]
+    for g in found:
+        state = "revoked" if g.revoked_at else ("active" if g.is_active(now) else "expired")
+        over = "household notes" if g.scope == SHARED else "your notes"
+        until = f"until {texts.when(g.expires_at)}" if g.expires_at else "no end date"
+        lines.append(f"• {g.sensitivity} {over}, {texts.activity_words(g.activity)}: "
+                     f"{state}, {until}")
+    await _send_long(message, "\n".join(lines))
+
+
+def _who(actor: str, person: Person, names: dict[str, str]) -> str:
+    if actor == person.person_id:
+        return "you"
+    if actor.startswith("hearth:"):
+        return "me, in the background"
+    return names.get(actor, "someone")
+
+
+async def receipts(update: Update, context: HearthContext, message: Message,
+                   args: list[str]) -> None:
+    person, memory = context.member, context.hearth.memory
+    found = (await memory.receipts_about(person.person_id))[-RECEIPTS_SHOWN:]
+    if not found:
+        await message.reply_text(texts.RECEIPTS_EMPTY)
+        return
+    names = {p.person_id: p.name for p in await memory.people.list()}
+    lines = [texts.RECEIPTS_HEADER] + [
+        f"• {texts.when(r.at)} · {_who(r.actor, person, names)} · "
+        f"{texts.activity_words(r.activity)} · {r.purpose}"
+        for r in found
+    ]
+    await _send_long(message, "\n".join(lines))
+
+
+def _file_name(name: str) -> str:
+    safe = re.sub(r"[^\w-]+", "-", name).strip("-_")
+    return f"hearth-export-{safe or 'member'}.json"
+
+
+async def export(update: Update, context: HearthContext, message: Message,
+                 args: list[str]) -> None:
+    person = context.member
+    ctx = _inspect_context(person, "the member exported their data")
+    document = await context.hearth.memory.export(ctx)
+    data = json.dumps(document, indent=2, ensure_ascii=False).encode("utf-8")
+    await message.reply_document(
+        document=data, filename=_file_name(person.name), caption=texts.EXPORT_CAPTION
+    )
+
+
+# --- the owner ---------------------------------------------------------------------------------
+
+
+async def invite(update: Update, context: HearthContext, message: Message,
+                 args: list[str]) -> None:
+    person = context.member
+    code, expires = await context.hearth.memory.household.create_invite(person.person_id)
+    link = f"https://t.me/{context.bot.username}?start={code}"
+    await message.reply_text(texts.invite(link, code, texts.when(expires)))
+
+
+async def remove(update: Update, context: HearthContext, message: Message,
+                 args: list[str]) -> None:
+    memory = context.hearth.memory
+    name = " ".join(args).strip()
+    if not name:
+        await message.reply_text(texts.REMOVE_USAGE)
+        return
+    match = {p.name.casefold(): p for p in await memory.people.list()}.get(name.casefold())
+    if match is None:
+        await message.reply_text(texts.unknown_member(name))
+        return
+    if match.is_owner:
+        await message.reply_text(texts.REMOVE_OWNER)
+        return
+    count = await memory.remove_person(match.person_id)
+    log.info("member %s removed by the owner", match.person_id)
+    await message.reply_text(texts.removed(match.name, count))
+
+
+async def household(update: Update, context: HearthContext, message: Message,
+                    args: list[str]) -> None:
+    if not context.group:
+        await message.reply_text(texts.HOUSEHOLD_IN_GROUP)
+        return
+    enabled = await context.hearth.memory.household.enable_group(
+        str(message.chat_id), context.member.person_id
+    )
+    await message.reply_text(texts.HOUSEHOLD_ENABLED if enabled else texts.HOUSEHOLD_ALREADY)
+
+
+async def persona(update: Update, context: HearthContext, message: Message,
+                  args: list[str]) -> None:
+    person, hearth = context.member, context.hearth
+    if args:
+        if len(args) != 2 or args[0].lower() not in ("approve", "reject") or not (
+            args[1].lstrip("#").isdigit()
+        ):
+            await message.reply_text(texts.PERSONA_USAGE)
+            return
+        approve, proposal_id = args[0].lower() == "approve", int(args[1].lstrip("#"))
+        done = await hearth.memory.state.decide_persona(proposal_id, approve=approve,
+                                                        by=person.person_id)
+        await message.reply_text(
+            texts.persona_decided(proposal_id, approve=approve) if done
+            else texts.persona_missing(proposal_id)
+        )
+        return
+    pending = (await hearth.memory.state.persona_proposals("pending"))[:PERSONA_SHOWN]
+    if not pending:
+        await message.reply_text(texts.PERSONA_NONE)
+        return
+    user_id = update.effective_user.id if update.effective_user else message.chat_id
+    for proposal in pending:
+        approve_choice = Pending(action="approve", telegram_id=user_id,
+                                 person_id=person.person_id, proposal_id=proposal.proposal_id)
+        yes, no = hearth.buttons.issue(
+            [approve_choice, replace(approve_choice, action="reject")], hearth.now()
+        )
+        keyboard = InlineKeyboardMarkup(
+            [[InlineKeyboardButton(texts.PERSONA_APPROVE, callback_data=yes),
+              InlineKeyboardButton(texts.PERSONA_REJECT, callback_data=no)]]
+        )
+        text = texts.persona_proposal(proposal.proposal_id, proposal.text, proposal.reason)
+        await message.reply_text(split_reply(text)[0], reply_markup=keyboard)
+
+
+async def audit(update: Update, context: HearthContext, message: Message,
+                args: list[str]) -> None:
+    person, memory = context.member, context.hearth.memory
+    checked, broken = await memory.verify_receipts()
+    stats = await memory.stats()
+    ctx = AccessContext.for_audit(person.person_id, "the owner reviews the ledger")
+    recent = await memory.receipts(ctx, limit=AUDIT_SHOWN)
+    names = {p.person_id: p.name for p in await memory.people.list()}
+    lines = [texts.audit_ledger(checked, broken), texts.audit_counts(stats)]
+    if recent:
+        lines.append(texts.AUDIT_RECENT)
+    for r in recent:
+        actor = names.get(r.actor, r.actor)
+        lines.append(f"#{r.seq} · {texts.when(r.at)} · {actor} · {r.activity} · {r.method} · "
+                     f"{len(r.returned_ids)} id(s)")
+    await _send_long(message, "\n".join(lines))
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("start", "say hello", start),
+    Command("help", "what I can do", help_, in_group=True),
+    Command("me", "what I know about you", me),
+    Command("forget", "forget something about you, for good", forget),
+    Command("grant", "let me use health or money notes for some work", grant),
+    Command("revoke", "take a grant back, at once", revoke),
+    Command("grants", "the grants you've given", grants),
+    Command("receipts", "who read what of yours, when and why", receipts),
+    Command("export", "everything I keep about you, as a file", export),
+    Command("privacy", "what I keep and who can see it", privacy, in_group=True),
+    Command("invite", "invite someone into the household", invite, owner_only=True),
+    Command("remove", "remove a member and their notes", remove, owner_only=True),
+    Command("household", "make this group the household group", household,
+            owner_only=True, in_group=True),
+    Command("persona", "review proposed changes to how I talk", persona, owner_only=True),
+    Command("audit", "check the read ledger (metadata only)", audit, owner_only=True),
+)
+
+
+def _guarded(command: Command) -> Callable[[Update, HearthContext], Coroutine[Any, Any, None]]:
+    """The command's rules before its body: private-only in a group, owner-only for members,
+    and an expected failure answered with its own message."""
+
+    async def handle(update: Update, context: HearthContext) -> None:
+        message = update.message
+        if message is None:
+            return
+        person = context.member
+        if context.group and not command.in_group:
+            await message.reply_text(texts.PRIVATE_ONLY)
+            return
+        if command.owner_only and not person.is_owner:
+            await message.reply_text(texts.OWNER_ONLY)
+            return
+        try:
+            await command.run(update, context, message, list(context.args or []))
+        except USER_FACING as exc:
+            await message.reply_text(texts.could_not(str(exc)))
+
+    return handle
+
+
+def command_handlers() -> list[CommandHandler[HearthContext, None]]:
+    """One handler per command, for new messages only (an edit is answered as an edit)."""
+    return [
+        CommandHandler(c.name, _guarded(c), filters=filters.UpdateType.MESSAGE)
+        for c in COMMANDS
+    ]
+
+
+# --- buttons -----------------------------------------------------------------------------------
+
+
+async def on_button(update: Update, context: HearthContext) -> None:
+    """A press on a /forget or /persona button: valid once, for the member it was made for."""
+    query = update.callback_query
+    if query is None:
+        return
+    person, hearth = context.member, context.hearth
+    pending = hearth.buttons.redeem(query.data, query.from_user.id, hearth.now())
+    if pending is None or pending.person_id != person.person_id or context.group:
+        await query.answer(texts.BUTTON_INVALID)
+        return
+    await query.answer()
+    if pending.action == "forget":
+        ctx = _inspect_context(person, "the member asked to forget")
+        count = await hearth.memory.forget(ctx, pending.text, shared=pending.shared)
+        log.info("member %s forgot %d belief(s)", person.person_id, count)
+        outcome = texts.forgotten(count)
+    elif pending.action == "keep":
+        outcome = texts.KEPT
+    elif not person.is_owner:
+        outcome = texts.OWNER_ONLY
+    else:
+        approve = pending.action == "approve"
+        done = await hearth.memory.state.decide_persona(
+            pending.proposal_id, approve=approve, by=person.person_id
+        )
+        outcome = (texts.persona_decided(pending.proposal_id, approve=approve) if done
+                   else texts.persona_missing(pending.proposal_id))
+    try:
+        await query.edit_message_text(outcome)
+    except BadRequest:  # the message is too old to edit, or gone: say it anew
+        if query.message is not None:
+            await context.bot.send_message(query.message.chat.id, outcome)
+
+
+def button_handler() -> CallbackQueryHandler[HearthContext, None]:
+    return CallbackQueryHandler(on_button)
+
+
+# --- the menu ----------------------------------------------------------------------------------
+
+
+def _menu(commands: Sequence[Command]) -> list[BotCommand]:
+    return [BotCommand(c.name, c.summary) for c in commands]
+
+
+async def announce_commands(app: HearthApp) -> None:
+    """Telegram's command menu: members' commands for everyone, the owner's in the owner's
+    chat, the group's in groups. A failure is logged, never fatal."""
+    hearth = app.bot_data.hearth
+    menus = (
+        (_menu([c for c in COMMANDS if not c.owner_only]), None),
+        (_menu(COMMANDS), BotCommandScopeChat(hearth.owner_telegram_id)),
+        (_menu([c for c in COMMANDS if c.in_group]), BotCommandScopeAllGroupChats()),
+    )
+    for menu, scope in menus:
+        try:
+            await app.bot.set_my_commands(menu, scope=scope)
+        except TelegramError as exc:
+            log.warning("could not set the command menu: %s", type(exc).__name__)

@@ -1,0 +1,286 @@
+"""Every word hearth says on Telegram that is not composed by the model.
+
+Owns: the wording of refusals, help, privacy, confirmations and usage lines, in plain, kind
+English. Must not: hold logic beyond filling in a name or a number, or ever quote remembered
+content it was not handed by a gated read; errors and tracebacks never come here, only the
+short apology.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+# --- the gate ----------------------------------------------------------------------------------
+
+STRANGER_REFUSAL = (
+    "Hello! I'm a companion for one household, and I only talk with its members. "
+    "I haven't kept anything you said. If you know the household, ask them for an invite."
+)
+INVITE_INVALID = (
+    "I'm sorry, that invite code didn't work: it may have been used already or expired. "
+    "Ask the person who invited you for a new one. I haven't kept anything you said."
+)
+OWNER_MISMATCH = (
+    "Something is off with my set-up: the owner in my records has a different Telegram "
+    "account. Check HEARTH_OWNER_TELEGRAM_ID and the database."
+)
+
+
+def stranger_notice(telegram_id: int, name: str, username: str | None) -> str:
+    """The owner's heads-up about a stranger; nothing the stranger said is in it."""
+    handle = f" (@{username})" if username else ""
+    return (
+        f"Someone I don't know wrote to me: {name}{handle}, Telegram id {telegram_id}. "
+        "I politely said no and kept nothing they wrote. If they belong to the household, "
+        "send /invite and pass them the link."
+    )
+
+
+def welcome(name: str) -> str:
+    return (
+        f"Welcome, {name}! You're part of the household now. Talk to me here any time: "
+        "what you tell me in this chat stays between us. /help lists what I can do, and "
+        "/privacy says what I keep."
+    )
+
+
+def joined_notice(name: str) -> str:
+    return f"{name} joined the household with an invite."
+
+
+# --- chat --------------------------------------------------------------------------------------
+
+NON_TEXT = "I can only read text messages for now. If you tell me in words, I'm listening."
+EDITED = (
+    "I saw you edited a message. I keep the original as you first sent it; if you'd like me "
+    "to know the new version, just send it again."
+)
+EMPTY = "That message looks empty to me. Try again with a few words?"
+APOLOGY = "I'm sorry, something went wrong on my side just now. Please try again in a moment."
+
+
+def too_long(limit: int) -> str:
+    return (
+        f"That's longer than I can take in one go (at most {limit:,} characters). "
+        "Could you send it in a few shorter messages?"
+    )
+
+
+def could_not(reason: str) -> str:
+    return f"I couldn't do that: {reason.rstrip('.')}."
+
+
+# --- commands: who may use what, and where -----------------------------------------------------
+
+OWNER_ONLY = "That one is for the household's owner."
+PRIVATE_ONLY = "Let's do that in a private chat."
+UNKNOWN_COMMAND = "I don't know that command; /help lists what I can do."
+BUTTON_INVALID = "That button is no longer valid"
+
+
+def greeting(name: str, *, owner: bool) -> str:
+    extra = " To bring someone into the household, send /invite." if owner else ""
+    return f"Hello, {name}! It's good to hear from you. /help lists what I can do.{extra}"
+
+
+HELP_INTRO = (
+    "I'm the household's companion. Talk to me in this chat like you would to a friend: "
+    "what you tell me here stays between us. In the household group I only ever use what "
+    "the household shares."
+)
+HELP_OWNER = "As the household's owner, you can also use:"
+HELP_GROUP = "In the household group: /help, /privacy, and /household for the owner."
+
+
+def help_text(member_lines: Sequence[str], owner_lines: Sequence[str], *, group: bool) -> str:
+    parts = [HELP_INTRO, "", *member_lines]
+    if owner_lines:
+        parts += ["", HELP_OWNER, *owner_lines]
+    if group:
+        parts += ["", "Most of these work in a private chat with me.", HELP_GROUP]
+    return "\n".join(parts)
+
+
+PRIVACY = "\n".join(
+    [
+        "What I keep, and who can see it:",
+        "",
+        "• What you tell me in this private chat is yours. It's kept as notes about what I "
+        "learnt, with how sure I am. No one else in the household can see it, the owner "
+        "included.",
+        "• What's said in the household group is shared with the household's members.",
+        "• Health and money matters are used only where you allowed it: in our own chat, "
+        "and elsewhere only with a grant from you (/grant, /revoke, /grants). Passwords and "
+        "similar secrets are never used outside our own chat, and secret codes like keys "
+        "or card numbers are never kept as notes at all.",
+        "• /me shows what I know about you. /forget removes it for good, words and all.",
+        "• /receipts shows every time something of yours was read, when and why.",
+        "• /export sends you everything I keep about you, as a file.",
+        "• If someone I don't know writes to me, I keep nothing of what they said.",
+    ]
+)
+
+# --- /me, /forget ------------------------------------------------------------------------------
+
+ME_EMPTY = (
+    "I don't know anything about you yet. Tell me about yourself whenever you like; I "
+    "take a little while to turn our chats into notes."
+)
+ME_HEADER = "This is what I know about you (only you can see your private notes):"
+FORGET_USAGE = "Tell me what to forget, like: /forget my old address"
+FORGET_USAGE_OWNER = (
+    "Tell me what to forget, like: /forget my old address, "
+    "or /forget shared the old wifi name for household notes."
+)
+FORGET_NOTHING = "I don't have anything like that to forget."
+FORGET_ASK = "This is what I would forget, for good:"
+FORGET_QUESTION = "Shall I?"
+FORGET_YES = "Forget these"
+FORGET_NO = "Keep them"
+KEPT = "All right, I've kept them."
+
+
+def forgotten(count: int) -> str:
+    if count == 0:
+        return "There was nothing left to forget."
+    things = "one thing" if count == 1 else f"{count} things"
+    return f"Done: I've forgotten {things}, for good."
+
+
+def me_line(text: str, confidence: float, status: str, *, shared: bool) -> str:
+    notes = [f"{round(confidence * 100)}% sure"]
+    if status == "quarantined":
+        notes.append("waiting for a second mention")
+    elif status == "contradicted":
+        notes.append("something else you said disagrees")
+    elif status == "superseded":
+        notes.append("no longer current")
+    elif status == "stale":
+        notes.append("not mentioned in a long while")
+    if shared:
+        notes.append("shared with the household")
+    return f"• {text} ({', '.join(notes)})"
+
+
+# --- grants ------------------------------------------------------------------------------------
+
+GRANT_USAGE = (
+    "Usage: /grant ACTIVITY CLASS [DAYS], for example /grant proactive health 30. "
+    "ACTIVITY is group_conversation, compaction, dream, proactive or all; CLASS is health, "
+    "finance or all."
+)
+GRANT_USAGE_OWNER = GRANT_USAGE + " Over household notes: /grant shared ACTIVITY CLASS [DAYS]."
+REVOKE_USAGE = "Usage: /revoke ACTIVITY CLASS, for example /revoke proactive health."
+REVOKE_USAGE_OWNER = REVOKE_USAGE + " Over household notes: /revoke shared ACTIVITY CLASS."
+GRANTS_EMPTY = "You haven't granted anything. /privacy explains what a grant does."
+REVOKE_NOTHING = "There was no active grant like that to revoke."
+
+_ACTIVITY_WORDS = {
+    "dm_conversation": "in our private chat",
+    "group_conversation": "in the household group",
+    "member_inspect": "when you ask what I know",
+    "consolidation": "when I sort my notes",
+    "compaction": "in my running summary of our chats",
+    "dream": "in my nightly reflection",
+    "proactive": "when I write to you first",
+    "owner_audit": "in the owner's audit",
+}
+
+
+def activity_words(activity: str) -> str:
+    return _ACTIVITY_WORDS.get(activity, activity.replace("_", " "))
+
+
+def granted(activity: str, sensitivity: str, *, shared: bool, until: str | None) -> str:
+    whose = "the household's" if shared else "your"
+    when = f" until {until}" if until else " until you revoke it"
+    return f"Done: I may use {whose} {sensitivity} notes {activity_words(activity)}{when}."
+
+
+def revoked(count: int) -> str:
+    return "Revoked, as of now." if count == 1 else f"Revoked {count} grants, as of now."
+
+
+# --- receipts, export --------------------------------------------------------------------------
+
+RECEIPTS_EMPTY = "No one has read anything of yours yet."
+RECEIPTS_HEADER = "The latest reads that used your notes (when, by whom, for what):"
+EXPORT_CAPTION = "Everything I keep about you, as JSON."
+
+
+def when(moment: str | datetime) -> str:
+    """An ISO time as a short, readable UTC time."""
+    try:
+        parsed = moment if isinstance(moment, datetime) else datetime.fromisoformat(moment)
+    except ValueError:
+        return str(moment)
+    return parsed.strftime("%Y-%m-%d %H:%M UTC")
+
+
+# --- owner commands ----------------------------------------------------------------------------
+
+
+def invite(link: str, code: str, expires: str) -> str:
+    return (
+        "Here's a one-time invite. Send this link to the person you'd like to join:\n"
+        f"{link}\n"
+        f"Or they can send me: /start {code}\n"
+        f"It works once and expires {expires}."
+    )
+
+
+REMOVE_USAGE = "Usage: /remove NAME, for example /remove Bob."
+REMOVE_OWNER = "I can't remove the household's owner."
+
+
+def removed(name: str, count: int) -> str:
+    things = "one note" if count == 1 else f"{count} notes"
+    return f"{name} is no longer part of the household. I forgot the {things} that were theirs."
+
+
+def unknown_member(name: str) -> str:
+    return f"I don't know anyone called {name} in the household."
+
+
+HOUSEHOLD_ENABLED = (
+    "This group is now the household group. I'll talk with household members here, and "
+    "I only ever use what the household shares; private things stay private."
+)
+HOUSEHOLD_ALREADY = "This group is already the household group."
+HOUSEHOLD_IN_GROUP = "Send /household in the group chat you'd like me to join."
+
+PERSONA_NONE = "No changes to how I talk are waiting for you."
+PERSONA_USAGE = "Usage: /persona, /persona approve N or /persona reject N."
+PERSONA_APPROVE = "Approve"
+PERSONA_REJECT = "Reject"
+
+
+def persona_proposal(proposal_id: int, text: str, reason: str) -> str:
+    return f"Proposal #{proposal_id}: {text}\nWhy: {reason}"
+
+
+def persona_decided(proposal_id: int, *, approve: bool) -> str:
+    if approve:
+        return f"Approved proposal #{proposal_id}: it's part of how I talk from now on."
+    return f"Rejected proposal #{proposal_id}."
+
+
+def persona_missing(proposal_id: int) -> str:
+    return f"There's no pending proposal #{proposal_id}."
+
+
+def audit_ledger(checked: int, broken: tuple[int, str] | None) -> str:
+    if broken is None:
+        return f"Ledger: intact, {checked} receipt(s) checked from the start."
+    return f"Ledger: BROKEN at receipt #{broken[0]}: {broken[1]}"
+
+
+def audit_counts(stats: dict[str, int]) -> str:
+    return (
+        f"Members: {stats.get('people', 0)} · notes: {stats.get('beliefs', 0)} · "
+        f"transcript lines: {stats.get('turns', 0)} · receipts: {stats.get('receipts', 0)}"
+    )
+
+
+AUDIT_RECENT = "Latest reads (metadata only: never what was read):"

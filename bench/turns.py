@@ -150,8 +150,8 @@ async def run(members: int, turns: int, embedder: str) -> dict[str, object]:
         "members": members,
         "turns": total,
         "turns_per_s": round(total / elapsed, 2),
-        "overhead_p50_ms": round(percentile(overhead, 50), 1),
-        "overhead_p95_ms": round(percentile(overhead, 95), 1),
+        "overhead_p50_ms": round(percentile(overhead, 0.50), 1),
+        "overhead_p95_ms": round(percentile(overhead, 0.95), 1),
         "consolidation_calls_per_100_turns": round(calls * 100 / total, 2),
     }
 

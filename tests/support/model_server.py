@@ -181,6 +181,10 @@ class ModelServer:
                 pass
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass  # the client went away or sent something we do not speak
+        except asyncio.CancelledError:
+            # `stop` ends idle keep-alive connections this way. The task ends normally, or
+            # asyncio's stream callback would log the cancellation as an error.
+            pass
         finally:
             if task is not None:
                 self._connections.discard(task)

@@ -51,7 +51,7 @@ def command_of(message: Message | None, bot_username: str | None) -> ParsedComma
 
 
 def _display_name(user: User) -> str:
-    return user.full_name.strip() or "someone"
+    return (user.full_name or "").strip() or "someone"
 
 
 # --- the gate ----------------------------------------------------------------------------------
@@ -100,7 +100,7 @@ async def _principal(update: Update, context: HearthContext, user: User) -> Pers
     hearth = context.hearth
     try:
         if user.id == hearth.owner_telegram_id:
-            return await hearth.memory.household.owner_principal(user.id, user.first_name)
+            return await hearth.memory.household.owner_principal(user.id, user.first_name or "")
         person = await hearth.memory.people.by_telegram_id(user.id)
         if person is not None and person.is_owner:
             raise InvalidRequest("the database's owner is not the configured owner")
@@ -138,7 +138,7 @@ async def _stranger(update: Update, context: HearthContext, user: User) -> None:
 async def _join(context: HearthContext, message: Message, user: User, code: str) -> None:
     hearth = context.hearth
     try:
-        person = await hearth.memory.household.redeem_invite(code, user.id, user.first_name)
+        person = await hearth.memory.household.redeem_invite(code, user.id, user.first_name or "")
     except InvalidRequest as exc:
         log.warning("an invite could not be redeemed: %s", exc)
         person = None

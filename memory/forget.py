@@ -9,6 +9,8 @@ no longer hold the words).
 
 from __future__ import annotations
 
+import re
+
 from memory.beliefs import normalize, tombstone_fingerprint
 from memory.store import Tx
 
@@ -63,16 +65,46 @@ async def forget_matching(
     return ids
 
 
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+_COMMON = frozenset({
+    "about", "after", "also", "been", "before", "being", "does", "doing", "from", "going",
+    "have", "having", "here", "into", "just", "like", "likes", "loves", "more", "much", "only",
+    "really", "said", "says", "some", "than", "that", "their", "them", "then", "there", "they",
+    "this", "very", "wants", "were", "what", "when", "where", "which", "will", "with", "would",
+    "your", "yours",
+})  # fmt: skip
+
+
+def _words(text: str) -> set[str]:
+    return {w.removesuffix("'s") for w in _WORD.findall(text.casefold())}
+
+
+def _marks(norm: str) -> frozenset[str]:
+    """The distinctive words of a forgotten proposition: what a paraphrase of it still holds."""
+    return frozenset(w for w in _words(norm) if len(w) >= 4 and w not in _COMMON)
+
+
+def _repeats(text: str, norms: set[str]) -> bool:
+    """Whether a line or summary repeats a forgotten proposition: word for word, or in other
+    words that keep most of its distinctive ones ("Noted: my nickname is Zephyrine" for "Ana's
+    nickname is Zephyrine"). When in doubt, it goes: a redacted line costs less than a leak."""
+    flat = normalize(text)
+    if any(norm in flat for norm in norms):
+        return True
+    words = _words(text)
+    for norm in norms:
+        marks = _marks(norm)
+        if marks and len(marks & words) >= max(1, min(len(marks), (len(marks) + 1) // 2 + 1)):
+            return True
+    return False
+
+
 async def _scrub_lines(tx: Tx, scope: str, norms: set[str]) -> None:
     """Redact every line of the scope that repeats a forgotten proposition, hers included."""
     rows = await tx.fetchall(
         "SELECT turn_id, text FROM turns WHERE scope = ? AND text != ?", (scope, REDACTED)
     )
-    hit = [
-        int(r["turn_id"])
-        for r in rows
-        if any(norm in normalize(str(r["text"])) for norm in norms)
-    ]
+    hit = [int(r["turn_id"]) for r in rows if _repeats(str(r["text"]), norms)]
     for start in range(0, len(hit), 500):
         chunk = hit[start : start + 500]
         await tx.execute(
@@ -87,7 +119,7 @@ async def _scrub_derived(tx: Tx, scope: str, norms: set[str]) -> None:
         rows = await tx.fetchall(f"SELECT {key} AS id, text FROM {table} WHERE scope = ?",
                                  (scope,))
         for row in rows:
-            if any(norm in normalize(str(row["text"])) for norm in norms):
+            if _repeats(str(row["text"]), norms):
                 if table == "summaries":
                     await tx.execute("UPDATE summaries SET text = ? WHERE summary_id = ?",
                                      (REDACTED, row["id"]))

@@ -95,3 +95,31 @@ async def test_a_member_cannot_forget_shared_beliefs_but_the_owner_can(home: Hou
     owner = home.dm(home.owner, Activity.MEMBER_INSPECT)
     assert await m.forget(owner, "spare key", shared=True) == 1
     assert await m.recall(home.group(), "spare key") == []
+
+
+async def test_her_paraphrase_and_a_summary_in_other_words_are_scrubbed_too(
+    home: Household,
+) -> None:
+    m = home.memory
+    scope = private_scope(home.bob.person_id)
+    chat = "dm:1002"
+    said = await m.append_turn(chat_id=chat, speaker_id=home.bob.person_id, role=Role.USER,
+                               scope=scope, text="my secret nickname is Zephyrine Quokka")
+    echo = await m.append_turn(chat_id=chat, speaker_id=None, role=Role.ASSISTANT, scope=scope,
+                               text="Noted: your secret nickname is Zephyrine Quokka")
+    other = await m.append_turn(chat_id=chat, speaker_id=home.bob.person_id, role=Role.USER,
+                                scope=scope, text="I saw a quokka at the zoo today")
+    await m.assert_beliefs([
+        Assertion(proposition="Bob's secret nickname is Zephyrine Quokka", scope=scope,
+                  provenance=Provenance.EXTRACTED, source="c1", turn_ids=(said,)),
+    ])
+    await m.write_summary(scope, chat, "Bob said his secret nickname is Zephyrine Quokka; "
+                          "he also saw a quokka", echo)
+    assert await m.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "secret nickname") == 1
+    await m.checkpoint()
+    lines = {t.turn_id: t.text for t in await m.transcript(home.dm(home.bob), limit=10)}
+    assert lines[said] == lines[echo] == "[forgotten]"
+    assert lines[other] == "I saw a quokka at the zoo today"  # one shared word is not a repeat
+    summary = await m.summary(home.dm(home.bob), chat)
+    assert summary is not None and "Zephyrine" not in summary.text
+    assert b"zephyrine" not in raw_bytes(m.path).lower()

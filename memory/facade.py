@@ -358,13 +358,18 @@ class Memory:
                         tx, item, secret=self._secret, now=now, classify=classify
                     )
                 )
-        fresh = [
+        await self._vectors_for_created(items, outcomes)
+        return outcomes
+
+    async def _vectors_for_created(
+        self, items: Sequence[belief_ops.Assertion], outcomes: Sequence[WriteOutcome]
+    ) -> None:
+        """Embed the beliefs a write created (after its commit, off the event loop)."""
+        await self._store_vectors([
             (int(outcome.belief_id), item.scope, belief_ops.check_text(item.proposition))
             for item, outcome in zip(items, outcomes, strict=True)
             if outcome.status == "created" and outcome.belief_id is not None
-        ]
-        await self._store_vectors(fresh)
-        return outcomes
+        ])
 
     async def _owned_visible(self, tx: Tx, ctx: AccessContext, belief_id: int) -> Row | None:
         """A belief this member may change: visible to them and theirs (or shared, for the
@@ -907,12 +912,7 @@ class Memory:
                 " through_turn_id = excluded.through_turn_id, updated_at = excluded.updated_at",
                 (batch.scope, batch.read_through, now),
             )
-        fresh = [
-            (int(outcome.belief_id), item.scope, belief_ops.check_text(item.proposition))
-            for item, outcome in zip(items, outcomes, strict=True)
-            if outcome.status == "created" and outcome.belief_id is not None
-        ]
-        await self._store_vectors(fresh)
+        await self._vectors_for_created(items, outcomes)
         return outcomes
 
     async def chats_to_compact(self) -> list[tuple[str, str, int, int]]:
@@ -971,13 +971,7 @@ class Memory:
             return lambda ids: index.near_pairs(scope, ids, dream_ops.DEDUPE_SIMILARITY)
 
         for scope in scopes:
-            owner = scope_owner(scope)
-            purpose = "the nightly dream over one scope"
-            ctx = (
-                AccessContext.for_group(Activity.DREAM, purpose)
-                if owner is None
-                else AccessContext.for_member(owner, Activity.DREAM, purpose)
-            )
+            ctx = AccessContext.for_scope(scope, Activity.DREAM, "the nightly dream of one scope")
 
             async def body(
                 tx: Tx, ctx: AccessContext = ctx, scope: str = scope

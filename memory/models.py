@@ -184,6 +184,16 @@ class AccessContext(Frozen):
         return cls(activity=activity, purpose=purpose, audience="group", actor=actor)
 
     @classmethod
+    def for_scope(cls, scope: str, activity: Activity, purpose: str) -> AccessContext:
+        """A background lane working on one scope: its owner's lane for a private scope, the
+        group's for the shared one (so it sees that scope and nothing private of anyone
+        else's)."""
+        owner = scope_owner(scope)
+        if owner is None:
+            return cls.for_group(activity, purpose)
+        return cls.for_member(owner, activity, purpose)
+
+    @classmethod
     def for_batch(cls, scope: str, purpose: str) -> AccessContext:
         """A consolidation lane over one isolated batch of one scope."""
         owner = scope_owner(scope)

@@ -16,7 +16,7 @@ from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from memory import SHARED, AccessContext, Activity, HearthError, Kind, Memory, scope_owner
+from memory import SHARED, AccessContext, Activity, HearthError, Kind, Memory
 from memory.consolidate import (
     BATCH_LINES,
     COMPACT_AFTER_LINES,
@@ -146,12 +146,8 @@ async def _compact(
     for chat_id, scope, new_lines, through in await memory.chats_to_compact():
         if new_lines < (1 if drain else COMPACT_AFTER_LINES):
             continue
-        owner = scope_owner(scope)
-        purpose = "refresh one chat's rolling summary"
-        ctx = (
-            AccessContext.for_group(Activity.COMPACTION, purpose)
-            if owner is None
-            else AccessContext.for_member(owner, Activity.COMPACTION, purpose)
+        ctx = AccessContext.for_scope(
+            scope, Activity.COMPACTION, "refresh one chat's rolling summary"
         )
         turns = await memory.transcript(
             ctx, chat_id=chat_id, scope=scope, after_turn_id=through, limit=COMPACT_WINDOW

@@ -179,32 +179,42 @@ class Memory:
 
     async def sync_index(self) -> None:
         """Take in beliefs another process wrote (`hearth tick` or `hearth remember` while the
-        bot runs): their vectors join this process's matrices, so semantic recall finds them."""
-        await self._load_vectors()
+        bot runs): their vectors join this process's matrices, so semantic recall finds them.
+        Reads only ids until it finds beliefs the matrices lack."""
+        if self._embedder is None or self._index is None:
+            return
+        async with self._store.transaction() as tx:
+            rows = await tx.fetchall("SELECT belief_id FROM beliefs ORDER BY belief_id")
+        index = self._index
+        new = [int(r["belief_id"]) for r in rows if not index.has(int(r["belief_id"]))]
+        for start in range(0, len(new), 500):
+            await self._load_vectors(new[start : start + 500])
 
-    async def _load_vectors(self) -> None:
-        """Build the per-scope matrices from stored vectors (skipping what is already in them);
+    async def _load_vectors(self, only: Sequence[int] | None = None) -> None:
+        """Build the per-scope matrices from stored vectors (all beliefs, or `only` these);
         embed beliefs written while no embedder was set."""
         if self._embedder is None or self._index is None:
             return
         model = self._embedder.name
+        among = "1"
+        params: tuple[int, ...] = ()
+        if only is not None:
+            among, params = f"b.belief_id IN ({', '.join('?' for _ in only)})", tuple(only)
         async with self._store.transaction() as tx:
             # Index maintenance, not a read for anyone: vectors go into per-scope matrices
             # that only a walled recall ever searches.
             rows = await tx.fetchall(
                 "SELECT b.belief_id, b.scope, v.vector FROM beliefs b JOIN belief_vectors v"
-                " ON v.belief_id = b.belief_id AND v.model = ? ORDER BY b.belief_id",
-                (model,),
+                f" ON v.belief_id = b.belief_id AND v.model = ? WHERE {among}"
+                " ORDER BY b.belief_id",
+                (model, *params),
             )
             missing = await tx.fetchall(
                 "SELECT b.belief_id, b.scope, b.proposition FROM beliefs b WHERE NOT EXISTS"
                 " (SELECT 1 FROM belief_vectors v WHERE v.belief_id = b.belief_id"
-                "  AND v.model = ?) ORDER BY b.belief_id",
-                (model,),
+                f"  AND v.model = ?) AND {among} ORDER BY b.belief_id",
+                (model, *params),
             )
-        index = self._index
-        rows = [r for r in rows if not index.has(int(r["belief_id"]))]
-        missing = [r for r in missing if not index.has(int(r["belief_id"]))]
         by_scope: dict[str, tuple[list[int], list[bytes]]] = {}
         for row in rows:
             ids, blobs = by_scope.setdefault(str(row["scope"]), ([], []))

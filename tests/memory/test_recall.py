@@ -331,3 +331,21 @@ async def test_fts_syntax_in_a_query_does_not_raise(
         assert len(await home.memory.recall(home.dm(home.bob), "lapsang tea")) >= 1
     finally:
         await home.memory.close()
+
+
+async def test_beliefs_another_process_wrote_join_semantic_recall_after_a_sync(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "shared.db"
+    bot = await Memory.open(db, embedder=HashEmbedder(), create=True)
+    shell = await Memory.open(db, embedder=HashEmbedder())
+    try:
+        ana = await bot.people.add("Ana", owner=True)
+        await shell.remember(ana.person_id, "Ana keeps bees in the orchard")
+        ctx = AccessContext.for_member(ana.person_id, Activity.DM_CONVERSATION, "test")
+        await bot.sync_index()
+        found = await bot.recall(ctx, "beekeeping orchard hives bees")
+        assert [r.belief.proposition for r in found] == ["Ana keeps bees in the orchard"]
+    finally:
+        await shell.close()
+        await bot.close()

@@ -78,6 +78,12 @@ async def gatekeeper(update: Update, context: HearthContext) -> None:
             raise ApplicationHandlerStop
         context.group = False
     elif chat.type in _GROUPS:
+        moved = update.message.migrate_to_chat_id if update.message is not None else None
+        if moved is not None:
+            # Telegram upgraded the group to a supergroup: a household group stays one.
+            if await hearth.memory.household.move_group(str(chat.id), str(moved)):
+                log.info("a household group moved to a new chat id")
+            raise ApplicationHandlerStop
         if not await hearth.memory.household.is_household_group(str(chat.id)):
             command = command_of(update.message, context.bot.username)
             asks = command is not None and command.name == "household"

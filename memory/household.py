@@ -125,6 +125,25 @@ class HouseholdBook:
             )
         return True
 
+    async def move_group(self, old_chat_id: str, new_chat_id: str) -> bool:
+        """Telegram upgraded a household group to a supergroup under a new id: the new chat
+        stays a household group. False (and nothing changes) when the old one was not one."""
+        async with self._store.transaction() as tx:
+            row = await tx.fetchone(
+                "SELECT enabled_by FROM household_chats WHERE chat_id = ?", (old_chat_id,)
+            )
+            if row is None:
+                return False
+            if not await tx.scalar(
+                "SELECT 1 FROM household_chats WHERE chat_id = ?", (new_chat_id,)
+            ):
+                await tx.execute(
+                    "INSERT INTO household_chats(chat_id, enabled_by, enabled_at)"
+                    " VALUES (?, ?, ?)",
+                    (new_chat_id, row["enabled_by"], self._now().isoformat()),
+                )
+        return True
+
     async def is_household_group(self, chat_id: str) -> bool:
         async with self._store.transaction() as tx:
             return bool(

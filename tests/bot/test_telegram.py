@@ -410,6 +410,21 @@ async def test_the_group_is_served_only_after_the_owner_enables_it(bot: Bot) -> 
     assert lines[0].speaker_id == bob.person_id
 
 
+async def test_a_household_group_upgraded_to_a_supergroup_is_still_served(bot: Bot) -> None:
+    await enable_group(bot)
+    supergroup = -1009876543210
+    await bot.send(bot.people.message(OWNER, None, chat_id=GROUP, name="Olivia",
+                                      migrate_to_chat_id=supergroup))
+    await bot.say(BOB, "hello from the new group", chat_id=supergroup, name="Bob")
+    (call,) = bot.telegram.sent(supergroup)
+    assert call.text == "Lovely to hear from you."
+    elsewhere = -1001111111111  # a group that never was the household's stays unserved
+    await bot.send(bot.people.message(OWNER, None, chat_id=-4242, name="Olivia",
+                                      migrate_to_chat_id=elsewhere))
+    await bot.say(BOB, "anyone here?", chat_id=elsewhere, name="Bob")
+    assert bot.telegram.sent(elsewhere) == []
+
+
 async def test_strangers_in_the_household_group_are_ignored_and_nothing_is_kept(
     bot: Bot,
 ) -> None:

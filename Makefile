@@ -61,10 +61,11 @@ lint: $(STAMP)
 test: $(STAMP) $(EMULATOR)/node_modules/.installed lint
 	HF_HUB_OFFLINE=1 $(PY) -m pytest
 
-bench: $(STAMP)
+bench: $(STAMP) $(EMULATOR)/node_modules/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m bench.recall
 	HF_HUB_OFFLINE=1 $(PY) -m bench.assemble
 	HF_HUB_OFFLINE=1 $(PY) -m bench.memory_quality
+	HF_HUB_OFFLINE=1 $(PY) -m bench.turns --members 1 3 5
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -925,6 +925,25 @@ class Memory:
         await self._vectors_for_created(items, outcomes)
         return outcomes
 
+    async def note_unusable_batch(self, batch: Batch) -> int:
+        """Count one unusable model answer for this batch; returns how many it has had."""
+        async with self._store.transaction() as tx:
+            row = await tx.fetchone(
+                "SELECT after_turn_id, attempts FROM consolidation_failures WHERE scope = ?",
+                (batch.scope,),
+            )
+            attempts = 1
+            if row is not None and int(row["after_turn_id"]) == batch.after_turn_id:
+                attempts = int(row["attempts"]) + 1
+            await tx.execute(
+                "INSERT INTO consolidation_failures(scope, after_turn_id, attempts, at)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT(scope) DO UPDATE SET"
+                " after_turn_id = excluded.after_turn_id, attempts = excluded.attempts,"
+                " at = excluded.at",
+                (batch.scope, batch.after_turn_id, attempts, self._now_text()),
+            )
+        return attempts
+
     async def chats_to_compact(self) -> list[tuple[str, str, int, int]]:
         """Chats with lines newer than their summary: (chat id, scope, new lines, the summary's
         last line id). Ids and counts only. A chat whose lines span scopes is listed once per

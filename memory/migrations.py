@@ -206,6 +206,14 @@ _HOUSEHOLD_AND_TICK: tuple[str, ...] = (
         through_turn_id INTEGER NOT NULL,
         updated_at TEXT NOT NULL
     )""",
+    # Unusable answers for a scope's current batch (the model answered, but not in the schema),
+    # so a batch a small model cannot read is eventually passed over instead of blocking.
+    f"""CREATE TABLE consolidation_failures (
+        scope TEXT PRIMARY KEY {_SCOPE_CHECK},
+        after_turn_id INTEGER NOT NULL,
+        attempts INTEGER NOT NULL,
+        at TEXT NOT NULL
+    )""",
     """CREATE TABLE invites (
         code_digest TEXT PRIMARY KEY,
         created_by TEXT NOT NULL REFERENCES people(person_id) ON DELETE CASCADE,

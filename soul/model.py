@@ -58,6 +58,7 @@ __all__ = [
     "Gateway",
     "ModelConfig",
     "ModelError",
+    "UnusableAnswer",
     "model_config_from",
 ]
 
@@ -104,6 +105,11 @@ _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlett
 
 class ModelError(HearthError):
     """The model could not give a usable answer (down, refused, garbled, or not installed)."""
+
+
+class UnusableAnswer(ModelError):
+    """The model answered, twice, but not in the shape asked for: asking again later is
+    unlikely to help with the same input."""
 
 
 @dataclass(frozen=True)
@@ -257,7 +263,7 @@ class Gateway:
             except ValidationError as exc:
                 problems = exc.error_count()
                 log.warning("model answer did not fit %s (%d problems)", name, problems)
-        raise ModelError(
+        raise UnusableAnswer(
             f"the model's answer did not fit {name} twice ({problems} problems the last time)"
         )
 

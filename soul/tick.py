@@ -29,6 +29,7 @@ from memory.consolidate import (
 from soul.affect import Affect
 from soul.assembler import current_affect
 from soul.files import Soul
+from soul.model import UnusableAnswer
 
 log = logging.getLogger("hearth.tick")
 
@@ -37,7 +38,10 @@ T = TypeVar("T", bound=BaseModel)
 # A scheduled tick takes at most this many batches of one scope, so a backlog (after the model
 # was down for a day) drains over a few ticks instead of holding one tick for minutes.
 MAX_BATCHES_PER_SCOPE = 4
-DRAIN_LIMIT = 1000  # `hearth tick` drains everything, up to this many batches per scope
+DRAIN_LIMIT = 1000
+# A batch the model answered unusably this many times (not a connection failure: it answered)
+# is passed over, so one unreadable batch cannot stop a scope's consolidation for good.
+MAX_UNUSABLE_ANSWERS = 3  # `hearth tick` drains everything, up to this many batches per scope
 SUMMARY_TOKENS = 300
 PERSONA_CONFIDENCE = 0.7
 _ABOUT_HER = ("you ", "your ", "reply", "replies", "answer", "talk", "message", "call ")
@@ -63,6 +67,7 @@ class TickReport:
     batches: int = 0
     beliefs: int = 0
     failed: int = 0
+    skipped: int = 0
     summaries: int = 0
     pending_lines: int = 0
 
@@ -70,6 +75,7 @@ class TickReport:
         return [
             f"consolidated {self.batches} batch(es) into {self.beliefs} belief(s)",
             f"{self.failed} model call(s) failed; their lines stay pending for the next tick",
+            f"{self.skipped} batch(es) passed over after {MAX_UNUSABLE_ANSWERS} unusable answers",
             f"wrote {self.summaries} rolling summary(ies)",
             f"{self.pending_lines} line(s) wait for a fuller batch or a quiet chat",
         ]
@@ -121,6 +127,18 @@ async def run_tick(
                     extraction = await model.extract(
                         extraction_messages(batch, names, assistant), Extraction
                     )
+                except UnusableAnswer as exc:
+                    kind = "shared" if scope == SHARED else "private"
+                    if await memory.note_unusable_batch(batch) < MAX_UNUSABLE_ANSWERS:
+                        log.warning("consolidation of a %s batch failed: %s", kind, exc)
+                        report.failed += 1
+                        break
+                    # The model reads this batch wrong every time: pass over it (its lines stay
+                    # in the transcript) rather than block every later line of the scope.
+                    log.warning("passed over a %s batch the model could not read %d times",
+                                kind, MAX_UNUSABLE_ANSWERS)
+                    report.skipped += 1
+                    extraction = Extraction()
                 except HearthError as exc:
                     log.warning("consolidation of a %s batch failed: %s",
                                 "shared" if scope == SHARED else "private", exc)

@@ -24,7 +24,7 @@ from memory import (
 )
 from memory.consolidate import BATCH_LINES
 from soul.files import load_soul
-from soul.model import ModelError
+from soul.model import ModelError, UnusableAnswer
 from soul.tick import run_dream, run_tick
 from tests.helpers import Household, make_household
 from tests.support.extractor import extraction_for, is_consolidation, summary_for
@@ -39,6 +39,7 @@ class ScriptedModel:
     def __init__(self) -> None:
         self.prompts: list[list[dict[str, str]]] = []
         self.down = False
+        self.garbled = False
 
     async def reply(
         self,
@@ -55,6 +56,8 @@ class ScriptedModel:
 
     async def extract(self, messages: list[dict[str, str]], schema: type[T]) -> T:
         self.prompts.append(messages)
+        if self.garbled:
+            raise UnusableAnswer("the answer did not fit (test)")
         if self.down:
             raise ModelError("the model is not answering (test)")
         return schema.model_validate(extraction_for(messages))  # type: ignore[arg-type]
@@ -185,6 +188,27 @@ async def test_a_model_failure_leaves_the_batch_pending_and_the_next_tick_stores
     assert again.batches == 0
     assert await facts(house, house.bob) == ["Bob is saving for a sailing boat"]
     assert (await house.memory.stats())["beliefs"] == 1
+
+
+async def test_a_batch_the_model_cannot_read_is_passed_over_after_three_tries_not_forever(
+    house: Household,
+) -> None:
+    line = await say(house, house.bob, "I am restoring an old lighthouse lamp")
+    model = ScriptedModel()
+    model.garbled = True
+    reports = [await tick(house, model) for _ in range(3)]
+    assert [(r.failed, r.skipped) for r in reports] == [(1, 0), (1, 0), (0, 1)]
+    assert await house.memory.pending_scopes() == []
+    assert len(model.consolidation_prompts()) == 3
+    await tick(house, model)
+    assert len(model.consolidation_prompts()) == 3  # passed over: never asked again
+    # The line itself is kept; later lines of the scope are consolidated as usual.
+    dm = AccessContext.for_member(house.bob.person_id, Activity.DM_CONVERSATION, "test")
+    assert [t.turn_id for t in await house.memory.transcript(dm)] == [line]
+    model.garbled = False
+    await say(house, house.bob, "I am repainting the garden shed blue")
+    await tick(house, model)
+    assert await facts(house, house.bob) == ["Bob is repainting the garden shed blue"]
 
 
 async def test_a_batch_stored_once_is_never_stored_again(house: Household) -> None:

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.beliefs import MAX_PROPOSITION_CHARS, Assertion
+from memory.beliefs import MAX_PROPOSITION_CHARS, Assertion, normalize
 from memory.models import Kind, Provenance, Role, Turn, scope_owner
 
 # A scheduled tick consolidates a scope when this many lines wait, or when its chat has been
@@ -138,14 +138,23 @@ def summary_messages(
     ]
 
 
+def _says_something(statement: str) -> bool:
+    """A statement worth a belief: two or more words, within the size a belief may have (a
+    small model sometimes answers "..." or a lone name)."""
+    words = [w for w in normalize(statement).split() if any(c.isalnum() for c in w)]
+    return len(words) >= 2 and len(statement) <= MAX_PROPOSITION_CHARS
+
+
 def assertions_from(
     batch: Batch, extraction: Extraction, people_by_name: Mapping[str, str]
 ) -> list[Assertion]:
     """The extraction as evidence in the batch's own scope, with `extracted` provenance.
 
-    `people_by_name` maps a lower-cased member name to their person id. An item about a member
-    who is not among the speakers of its lines is second-hand and weighs less (it waits in
-    quarantine until corroborated). Lines are the batch's own: numbers outside it are dropped.
+    `people_by_name` maps a lower-cased member name to their person id. Lines are the batch's
+    own (numbers outside it are dropped). An item resting only on her own lines is dropped: what
+    she said is not evidence of what is true. An item about a member who is not among the
+    speakers of its lines, or citing no line at all, is second-hand and weighs less (it waits
+    in quarantine until corroborated).
     """
     owner = scope_owner(batch.scope)
     if not batch.turns:
@@ -153,16 +162,20 @@ def assertions_from(
     source = f"consolidation:{batch.scope}:{batch.after_turn_id + 1}-{batch.read_through}"
     out: list[Assertion] = []
     for item in extraction.items[:MAX_ITEMS_PER_BATCH]:
-        statement = " ".join(item.statement.split())
-        if not statement or len(statement) > MAX_PROPOSITION_CHARS:
+        statement = " ".join(item.statement.replace("\x00", "").split())
+        if not _says_something(statement):
             continue
         picked = sorted({n for n in item.lines if 1 <= n <= len(batch.turns)})
         turns = [batch.turns[n - 1] for n in picked]
-        speakers = {t.speaker_id for t in turns if t.role == Role.USER and t.speaker_id}
-        if owner is not None:
-            speakers.add(owner)  # in a DM, every user line is the owner's own word
+        said = [t for t in turns if t.role == Role.USER]
+        if turns and not said:
+            continue  # only her own lines: a member never said it, so it is not evidence
+        speakers = {t.speaker_id for t in said if t.speaker_id}
+        if owner is not None and said:
+            speakers.add(owner)  # in a DM, every member line is the owner's own word
         subject = people_by_name.get((item.about or "").strip().lower())
-        first_hand = subject is None or subject in speakers
+        # Uncited items cannot be checked against what anyone said: they wait, like hearsay.
+        first_hand = bool(said) and (subject is None or subject in speakers)
         out.append(
             Assertion(
                 proposition=statement,

@@ -80,6 +80,11 @@ _REJECTED: tuple[type[openai.APIStatusError], ...] = (
     openai.BadRequestError,
     openai.UnprocessableEntityError,
 )
+# ... and llama-cpp-python's 500, which some versions put around that validation error.
+_NOT_THIS_DIALECT: tuple[type[openai.APIStatusError], ...] = (
+    *_REJECTED,
+    openai.InternalServerError,
+)
 
 # Backoff: about 0.2-0.4 s, then 0.4-0.6 s, ... capped at 2 s. Short, because a person is waiting
 # for the reply; jitter, so the household's concurrent chats do not retry in lock-step.
@@ -122,6 +127,9 @@ class ModelConfig:
     model: str
     timeout_s: float = 30.0
     attempts: int = 3
+    # True for a server known to speak only llama-cpp-python's json_object schemas (the
+    # embedded one); others are found out on first use (see `Gateway.extract`).
+    json_object_dialect: bool = False
 
 
 def model_config_from(
@@ -192,7 +200,7 @@ class Gateway:
         )
         # Learnt on first use: llama-cpp-python's server rejects response_format "json_schema" and
         # knows only {"type": "json_object", "schema": ...} (see `extract`).
-        self._json_object_dialect = False
+        self._json_object_dialect = config.json_object_dialect
 
     @property
     def config(self) -> ModelConfig:
@@ -307,15 +315,16 @@ class Gateway:
                 messages=chat, max_tokens=max_tokens, temperature=temperature,
                 response_format=response_format,
             )
-        except _REJECTED as rejection:
-            # Perhaps the server only speaks json_object (llama-cpp-python answers 422). Switch
-            # for good only if that works, so an OpenAI 400 for another cause never flips us.
+        except _NOT_THIS_DIALECT as rejection:
+            # Perhaps the server only speaks json_object (llama-cpp-python answers 422, or 500
+            # from versions that wrap its validation error). Switch for good only if that works,
+            # so an OpenAI 400 or a broken server never flips us.
             try:
                 completion = await self._create(
                     messages=chat, max_tokens=max_tokens, temperature=temperature,
                     extra_body=json_object,
                 )
-            except _REJECTED:
+            except _NOT_THIS_DIALECT:
                 raise rejection from None
             log.info("model server takes json_object schemas, not json_schema; using those")
             self._json_object_dialect = True
@@ -513,7 +522,8 @@ class EmbeddedModel:
         # On 2 cores it reads a full prompt at ~280 tokens/s and writes ~50/s: a whole reply
         # can take most of a minute, which is not a hang.
         self._config = ModelConfig(
-            base_url=base_url, api_key="embedded", model=gguf.stem, timeout_s=EMBEDDED_TIMEOUT_S
+            base_url=base_url, api_key="embedded", model=gguf.stem, timeout_s=EMBEDDED_TIMEOUT_S,
+            json_object_dialect=True,
         )
         log.info("embedded model %s serving on port %d", gguf.stem, port)
         return self._config

@@ -494,6 +494,33 @@ async def test_extract_falls_back_to_llama_cpps_json_object_dialect_and_remember
     assert server.requests[1]["response_format"]["schema"]["required"] == ["title", "minutes"]
 
 
+async def test_extract_also_falls_back_when_llama_cpp_wraps_its_rejection_in_a_500() -> None:
+    # llama-cpp-python 0.3.36 (the embedded model's server) answers "json_schema" with HTTP 500.
+    def llama_cpp_0336(request: dict[str, Any]) -> ResponsePlan:
+        if request["response_format"]["type"] != "json_object":
+            return ResponsePlan(status=500)
+        return ResponsePlan(reply={"title": "laundry", "minutes": 40})
+
+    async with served(llama_cpp_0336, attempts=1) as (server, gateway):
+        assert await gateway.extract(MESSAGES, Chore) == Chore(title="laundry", minutes=40)
+        assert await gateway.extract(MESSAGES, Chore) == Chore(title="laundry", minutes=40)
+    types = [request["response_format"]["type"] for request in server.requests]
+    assert types == ["json_schema", "json_object", "json_object"]
+
+
+async def test_the_embedded_models_gateway_speaks_json_object_from_the_first_call() -> None:
+    def json_object_only(request: dict[str, Any]) -> ResponsePlan:
+        assert request["response_format"]["type"] == "json_object"
+        return ResponsePlan(reply={"title": "bins", "minutes": 5})
+
+    async with ModelServer(json_object_only) as server:
+        config = ModelConfig(base_url=server.base_url, api_key="embedded", model="m",
+                             json_object_dialect=True)
+        async with Gateway(config) as gateway:
+            assert await gateway.extract(MESSAGES, Chore) == Chore(title="bins", minutes=5)
+    assert len(server.requests) == 1
+
+
 async def test_the_model_server_fails_the_test_when_its_script_runs_out() -> None:
     async def ask_twice() -> None:
         async with served(scripted("only once"), attempts=1) as (_server, gateway):

@@ -406,3 +406,48 @@ async def test_a_forgotten_fact_is_not_re_extracted_from_older_lines(
     await say(house, house.bob, "I am secretly applying for a job in Oslo")
     await tick(house, model)
     assert await facts(house, house.bob) == ["Bob is secretly applying for a job in Oslo"]
+
+
+async def test_a_small_models_empty_or_one_word_statements_are_dropped_not_fatal(
+    house: Household,
+) -> None:
+    await say(house, house.bob, "I am building a kayak in the garage")
+
+    class Sloppy(ScriptedModel):
+        async def extract(self, messages: list[dict[str, str]], schema: type[T]) -> T:
+            self.prompts.append(messages)
+            return schema.model_validate({"items": [
+                {"statement": "...", "kind": "fact", "about": None, "lines": [1]},
+                {"statement": "Bob", "kind": "person", "about": "Bob", "lines": [9]},
+                {"statement": "Bob is building a kayak", "kind": "fact", "about": "Bob is",
+                 "lines": [1, 7]},
+            ]})
+
+    report = await tick(house, Sloppy())
+    assert (report.batches, report.beliefs) == (1, 1)
+    assert await facts(house, house.bob) == ["Bob is building a kayak"]
+
+
+async def test_what_only_she_said_is_not_evidence_and_an_uncited_item_waits_in_quarantine(
+    house: Household,
+) -> None:
+    await say(house, house.bob, "I am building a kayak in the garage")
+    await her(house, house.bob, "Your cousin Mia lives in Porto, doesn't she!")
+
+    class Inventive(ScriptedModel):
+        async def extract(self, messages: list[dict[str, str]], schema: type[T]) -> T:
+            self.prompts.append(messages)
+            return schema.model_validate({"items": [
+                {"statement": "Bob's cousin Mia lives in Porto", "kind": "person",
+                 "about": "Bob", "lines": [2]},
+                {"statement": "Bob owns a red canoe", "kind": "fact", "about": "Bob",
+                 "lines": []},
+                {"statement": "Bob is building a kayak", "kind": "fact", "about": "Bob",
+                 "lines": [1]},
+            ]})
+
+    await tick(house, Inventive())
+    ctx = AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
+    statuses = {b.proposition: b.status for b in await house.memory.inspect(ctx)}
+    assert statuses == {"Bob is building a kayak": BeliefStatus.ACTIVE,
+                        "Bob owns a red canoe": BeliefStatus.QUARANTINED}

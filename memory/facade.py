@@ -1113,6 +1113,7 @@ class Memory:
         if days is not None and days <= 0:
             raise InvalidRequest("a grant must last a positive number of days")
         person = await self.people.get(grantor_id)
+        shared = shared or _owner_means_shared(person, activity)
         if shared and not person.is_owner:
             raise InvalidRequest("only the household's owner can grant over shared facts")
         if beneficiary_id is not None:
@@ -1142,6 +1143,7 @@ class Memory:
     ) -> int:
         """Revoke at once; the rows stay, marked. Returns how many were active."""
         person = await self.people.get(grantor_id)
+        shared = shared or _owner_means_shared(person, activity)
         if shared and not person.is_owner:
             raise InvalidRequest("only the household's owner can revoke grants over shared facts")
         scope = SHARED if shared else private_scope(person.person_id)
@@ -1221,6 +1223,13 @@ class Memory:
 
     async def person_named(self, name: str) -> Person:
         return await self.people.by_name(name)
+
+
+def _owner_means_shared(person: Person, activity: Activity) -> bool:
+    """The owner granting (or revoking) group_conversation means the household's shared facts:
+    the wall never shows anyone's private facts to a group, so a grant over the owner's own
+    could never open anything."""
+    return person.is_owner and activity == Activity.GROUP_CONVERSATION
 
 
 def _check_scope(scope: str) -> None:

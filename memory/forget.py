@@ -84,19 +84,20 @@ def _marks(norm: str) -> frozenset[str]:
     return frozenset(w for w in _words(norm) if len(w) >= 4 and w not in _COMMON)
 
 
-def _repeats(text: str, norms: set[str]) -> bool:
+def _repeats(text: str, norms: set[str], marks: list[frozenset[str]]) -> bool:
     """Whether a line or summary repeats a forgotten proposition: word for word, or in other
-    words that keep most of its distinctive ones ("Noted: my nickname is Zephyrine" for "Ana's
-    nickname is Zephyrine"). When in doubt, it goes: a redacted line costs less than a leak."""
+    words that keep most of its distinctive ones (`marks`, from `_marks`) ("Noted: my nickname
+    is Zephyrine" for "Ana's nickname is Zephyrine"). When in doubt, it goes: a redacted line
+    costs less than a leak."""
     flat = normalize(text)
     if any(norm in flat for norm in norms):
         return True
     words = _words(text)
-    for norm in norms:
-        marks = _marks(norm)
-        if marks and len(marks & words) >= max(1, min(len(marks), (len(marks) + 1) // 2 + 1)):
-            return True
-    return False
+    return any(
+        len(mark & words) >= max(1, min(len(mark), (len(mark) + 1) // 2 + 1))
+        for mark in marks
+        if mark
+    )
 
 
 async def _scrub_lines(tx: Tx, scope: str, norms: set[str]) -> None:
@@ -104,7 +105,8 @@ async def _scrub_lines(tx: Tx, scope: str, norms: set[str]) -> None:
     rows = await tx.fetchall(
         "SELECT turn_id, text FROM turns WHERE scope = ? AND text != ?", (scope, REDACTED)
     )
-    hit = [int(r["turn_id"]) for r in rows if _repeats(str(r["text"]), norms)]
+    marks = [_marks(norm) for norm in norms]
+    hit = [int(r["turn_id"]) for r in rows if _repeats(str(r["text"]), norms, marks)]
     for start in range(0, len(hit), 500):
         chunk = hit[start : start + 500]
         await tx.execute(
@@ -115,11 +117,12 @@ async def _scrub_lines(tx: Tx, scope: str, norms: set[str]) -> None:
 
 async def _scrub_derived(tx: Tx, scope: str, norms: set[str]) -> None:
     """Summaries and goals of the scope that repeat a forgotten proposition go too."""
+    marks = [_marks(norm) for norm in norms]
     for table, key in (("summaries", "summary_id"), ("goals", "goal_id")):
         rows = await tx.fetchall(f"SELECT {key} AS id, text FROM {table} WHERE scope = ?",
                                  (scope,))
         for row in rows:
-            if _repeats(str(row["text"]), norms):
+            if _repeats(str(row["text"]), norms, marks):
                 if table == "summaries":
                     await tx.execute("UPDATE summaries SET text = ? WHERE summary_id = ?",
                                      (REDACTED, row["id"]))

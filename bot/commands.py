@@ -159,52 +159,68 @@ def _grant_request(args: list[str], *, with_days: bool) -> tuple[str, str, float
     return args[0].lower(), args[1].lower(), days
 
 
-async def grant(update: Update, context: HearthContext, message: Message,
-                args: list[str]) -> None:
-    person, memory = context.member, context.hearth.memory
+@dataclass(frozen=True)
+class _GrantArgs:
+    shared: bool
+    activity: str
+    sensitivity: str
+    days: float | None
+    usage: str
+
+
+async def _grant_args(message: Message, person: Person, args: list[str], *,
+                      granting: bool) -> _GrantArgs | None:
+    """`[shared] ACTIVITY CLASS [DAYS]` for /grant (no DAYS for /revoke); None, after telling
+    the member why, when the arguments are not usable."""
     parsed = _shared_prefix(args, person)
     if parsed is None:
         await message.reply_text(texts.OWNER_ONLY)
-        return
+        return None
     shared, rest = parsed
-    usage = texts.GRANT_USAGE_OWNER if person.is_owner else texts.GRANT_USAGE
-    request = _grant_request(rest, with_days=True)
+    if granting:
+        usage = texts.GRANT_USAGE_OWNER if person.is_owner else texts.GRANT_USAGE
+    else:
+        usage = texts.REVOKE_USAGE_OWNER if person.is_owner else texts.REVOKE_USAGE
+    request = _grant_request(rest, with_days=granting)
     if request is None:
         await message.reply_text(usage)
-        return
+        return None
     activity, sensitivity, days = request
+    return _GrantArgs(shared, activity, sensitivity, days, usage)
+
+
+async def grant(update: Update, context: HearthContext, message: Message,
+                args: list[str]) -> None:
+    person, memory = context.member, context.hearth.memory
+    asked = await _grant_args(message, person, args, granting=True)
+    if asked is None:
+        return
     lines = []
     try:
-        for a, s in grant_pairs(activity, sensitivity):
-            made = await memory.grant(person.person_id, a, s, days=days, shared=shared,
-                                      note="granted in a chat")
+        for a, s in grant_pairs(asked.activity, asked.sensitivity):
+            made = await memory.grant(person.person_id, a, s, days=asked.days,
+                                      shared=asked.shared, note="granted in a chat")
             until = texts.when(made.expires_at) if made.expires_at else None
-            lines.append(texts.granted(a.value, s.value, shared=shared, until=until))
+            # The scope it was made over, which for the owner's group grants is the shared one.
+            lines.append(texts.granted(a.value, s.value, shared=made.scope == SHARED,
+                                       until=until))
     except HearthError as exc:
-        lines.append(f"{texts.could_not(str(exc))}\n{usage}")
+        lines.append(f"{texts.could_not(str(exc))}\n{asked.usage}")
     await _send_long(message, "\n".join(lines))
 
 
 async def revoke(update: Update, context: HearthContext, message: Message,
                  args: list[str]) -> None:
     person, memory = context.member, context.hearth.memory
-    parsed = _shared_prefix(args, person)
-    if parsed is None:
-        await message.reply_text(texts.OWNER_ONLY)
+    asked = await _grant_args(message, person, args, granting=False)
+    if asked is None:
         return
-    shared, rest = parsed
-    usage = texts.REVOKE_USAGE_OWNER if person.is_owner else texts.REVOKE_USAGE
-    request = _grant_request(rest, with_days=False)
-    if request is None:
-        await message.reply_text(usage)
-        return
-    activity, sensitivity, _ = request
     try:
         count = 0
-        for a, s in grant_pairs(activity, sensitivity):
-            count += await memory.revoke(person.person_id, a, s, shared=shared)
+        for a, s in grant_pairs(asked.activity, asked.sensitivity):
+            count += await memory.revoke(person.person_id, a, s, shared=asked.shared)
     except HearthError as exc:
-        await message.reply_text(f"{texts.could_not(str(exc))}\n{usage}")
+        await message.reply_text(f"{texts.could_not(str(exc))}\n{asked.usage}")
         return
     await message.reply_text(texts.revoked(count) if count else texts.REVOKE_NOTHING)
 

@@ -596,6 +596,13 @@ async def test_grant_grants_and_revoke_work_over_the_members_own_facts(bot: Bot)
     assert {g.grantor_id for g in await bot.memory.grants()} == {bob.person_id}
 
 
+async def test_the_owners_group_grant_says_it_is_over_the_households_notes(bot: Bot) -> None:
+    await bot.say(OWNER, "/grant group_conversation health", name="Olivia")
+    assert bot.to(OWNER)[-1].startswith("Done: I may use the household's health notes")
+    (made,) = await bot.memory.grants()
+    assert made.scope == "shared"
+
+
 async def test_the_owner_grants_over_shared_facts(bot: Bot) -> None:
     await bot.say(OWNER, "/grant shared group_conversation finance", name="Olivia")
     assert "the household's finance notes" in bot.to(OWNER)[-1]

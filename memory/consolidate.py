@@ -33,8 +33,15 @@ MAX_ITEMS_PER_BATCH = 24
 _LINE_CHARS = 600  # a batch line is clipped to this in the prompt; the transcript keeps it whole
 
 
+# The schema is exact: every field required, no key beside them, no defaults (a docstring here
+# would be sent to the model as the schema's description). An answer of `{}` or
+# `{"facts": [...]}` would otherwise validate as "nothing to remember" and the batch's lines
+# would be passed over for good; failing validation makes it an unusable answer, retried at
+# the next tick like any other (soul.tick). Only `{"items": []}` says nothing is worth keeping.
+
+
 class ExtractedItem(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     statement: str = Field(
         description="One short standalone sentence in the third person, naming who it is about."
@@ -43,20 +50,16 @@ class ExtractedItem(BaseModel):
         description="fact, preference (likes/dislikes), commitment (a promise or plan), "
         "goal (something someone wants to achieve), or person (a relationship or who someone is)"
     )
-    about: str | None = Field(
-        default=None, description="The first name of the person it is about, or null."
-    )
-    lines: list[int] = Field(
-        default_factory=list, description="The numbers of the lines it comes from."
-    )
+    about: str | None = Field(description="The first name of the person it is about, or null.")
+    lines: list[int] = Field(description="The numbers of the lines it comes from.")
 
 
 class Extraction(BaseModel):
     """What the model returns for one batch."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
-    items: list[ExtractedItem] = Field(default_factory=list)
+    items: list[ExtractedItem]
 
 
 EXTRACTION_INSTRUCTIONS = """\
@@ -70,7 +73,7 @@ Rules:
 (for example "Ana is allergic to peanuts"), never "I" or "you".
 - Never copy passwords, keys, codes, card or account numbers.
 - Give the numbers of the lines each item comes from.
-- If nothing is worth remembering, return an empty list.
+- If nothing is worth remembering, answer {{"items": []}}.
 
 Answer with JSON only, in this shape:
 {{"items": [{{"statement": "...", "kind": "fact", "about": "Ana", "lines": [1]}}]}}

@@ -4,7 +4,9 @@ One `Gateway` over the official `openai` client, pointed at anything OpenAI-comp
 Ollama, llama.cpp, vLLM, or the embedded model below). The client's own retries are off
 (`max_retries=0`) so they never multiply with ours: tenacity retries transient errors only
 (connection, timeout, 429, 5xx) with short, jittered backoff, and one deadline bounds a whole
-call, retries included. Everything else becomes a `ModelError` at once.
+call, retries included. A 429 that says when to come back (`Retry-After`) is waited out as asked
+when that fits the deadline, and fails at once when it does not; a 429 for an exhausted quota is
+not retried. Everything else becomes a `ModelError` at once.
 
 Rules this module keeps:
 - a `ModelError` message is one line and never carries prompt text, model output, a server's
@@ -24,14 +26,18 @@ import asyncio
 import contextlib
 import copy
 import dataclasses
+import datetime as dt
+import email.utils
 import logging
+import math
 import re
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
@@ -46,7 +52,7 @@ from pydantic import BaseModel, ValidationError
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
-    retry_if_exception_type,
+    retry_if_exception,
     stop_after_attempt,
     wait_exponential_jitter,
 )
@@ -68,7 +74,9 @@ log = logging.getLogger(__name__)
 
 # Errors worth another attempt: the request may well succeed a moment later. A 4xx other than
 # 429 means the request itself is wrong (bad key, unknown model, bad schema): retrying only
-# repeats it. APITimeoutError is an APIConnectionError; it is named for the reader.
+# repeats it. A 429 is a rate limit (retried, after its Retry-After when it sends one) unless it
+# says the account's quota is used up (`insufficient_quota`, OpenAI's), which no wait fixes.
+# APITimeoutError is an APIConnectionError; it is named for the reader.
 _TRANSIENT: tuple[type[openai.APIError], ...] = (
     openai.APIConnectionError,
     openai.APITimeoutError,
@@ -94,6 +102,8 @@ _BACKOFF_MAX_S = 2.0
 # Room for scheduling and for the response body after the last byte timer: small on purpose.
 _DEADLINE_SLACK_S = 0.5
 _REPLY_GRACE_S = 3.0
+# The error code of a 429 that is not a rate limit: the quota (credit) is spent.
+_NO_QUOTA = "insufficient_quota"
 # A placeholder for servers that want no key (Ollama, llama.cpp): the openai client needs one.
 _NO_KEY = "no-key"
 # OpenAI's rule for a json_schema name.
@@ -115,6 +125,9 @@ class ModelError(HearthError):
 class UnusableAnswer(ModelError):
     """The model answered, twice, but not in the shape asked for: asking again later is
     unlikely to help with the same input."""
+
+
+Sleep = Callable[[float], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -180,15 +193,26 @@ class Gateway:
     """Every call to a language model goes through here.
 
     Takes ownership of `http_client` when given one (tests pass an `httpx.MockTransport` client):
-    `aclose()` closes it.
+    `aclose()` closes it. `sleep` waits between attempts (backoff and Retry-After) and
+    `wall_clock` (seconds since the epoch) reads a Retry-After given as an HTTP date; tests
+    inject both. The deadline itself is the event loop's.
     """
 
-    def __init__(self, config: ModelConfig, http_client: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        config: ModelConfig,
+        http_client: httpx.AsyncClient | None = None,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
         if config.attempts < 1:
             raise ModelError("a model needs at least one attempt")
         if config.timeout_s <= 0:
             raise ModelError("a model timeout must be positive")
         self._config = config
+        self._sleep = sleep
+        self._wall_clock = wall_clock
         self._client = openai.AsyncOpenAI(
             base_url=config.base_url,
             api_key=config.api_key,
@@ -334,26 +358,51 @@ class Gateway:
         """One chat completion, with retries on transient errors, inside one deadline.
 
         Raises the openai errors as they are (`_as_model_error` turns them into ModelErrors), so
-        `_create_structured` can still tell a rejection apart; the deadline is a ModelError.
+        `_create_structured` can still tell a rejection apart; the deadline is a ModelError, and
+        so is a Retry-After that asks for a longer wait than the deadline has left (raised at
+        once: sleeping into the deadline would only fail later).
         """
+        backoff = wait_exponential_jitter(
+            multiplier=_BACKOFF_MULTIPLIER_S, jitter=_BACKOFF_JITTER_S, max=_BACKOFF_MAX_S
+        )
+
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            asked = self._retry_after_s(exc) if isinstance(exc, openai.RateLimitError) else None
+            return backoff(state) if asked is None else asked
+
         retrying = AsyncRetrying(
+            sleep=self._sleep,
             stop=stop_after_attempt(self._config.attempts),
-            wait=wait_exponential_jitter(
-                multiplier=_BACKOFF_MULTIPLIER_S, jitter=_BACKOFF_JITTER_S, max=_BACKOFF_MAX_S
-            ),
-            retry=retry_if_exception_type(_TRANSIENT),
+            wait=wait,
+            retry=retry_if_exception(_is_transient),
             before_sleep=_log_retry,
             reraise=True,
         )
         completion: ChatCompletion | None = None
         deadline = self.deadline_s if deadline_s is None else deadline_s
+        loop = asyncio.get_running_loop()
         try:
-            async with asyncio.timeout(deadline):
+            async with asyncio.timeout(deadline) as scope:
                 async for attempt in retrying:
                     with attempt:
-                        completion = await self._client.chat.completions.create(
-                            model=self._config.model, **params
-                        )
+                        try:
+                            completion = await self._client.chat.completions.create(
+                                model=self._config.model, **params
+                            )
+                        except openai.RateLimitError as exc:
+                            asked = self._retry_after_s(exc)
+                            left = (scope.when() or math.inf) - loop.time()
+                            if asked is not None and asked >= left:
+                                log.warning(
+                                    "model rate limited (HTTP 429) for %.1f s, more than the "
+                                    "%.1f s left; giving up", asked, max(left, 0.0),
+                                )
+                                raise ModelError(
+                                    "the model did not answer: rate limited (HTTP 429) for "
+                                    f"longer than the {max(left, 0.0):.1f} s left"
+                                ) from None
+                            raise
         except TimeoutError:
             raise ModelError(
                 f"the model did not answer: no answer within {deadline:.1f} s"
@@ -361,6 +410,50 @@ class Gateway:
         if completion is None:  # tenacity either returned a result or raised; never neither
             raise ModelError("the model did not answer: no attempt was made")
         return completion
+
+    def _retry_after_s(self, exc: openai.RateLimitError) -> float | None:
+        """How long a 429 asks us to wait, in seconds, or None when it does not say.
+
+        `retry-after-ms` (OpenAI's), then `Retry-After` as seconds or as an HTTP date; a date
+        in the past means now. A value that cannot be read is as good as none.
+        """
+        headers = exc.response.headers
+        for name, per_second in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+            value = headers.get(name)
+            if value is None:
+                continue
+            try:
+                seconds = float(value.strip()) / per_second
+            except ValueError:
+                continue
+            return None if math.isnan(seconds) else max(seconds, 0.0)
+        value = headers.get("retry-after")
+        if not value:
+            return None
+        try:
+            when = email.utils.parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when.tzinfo is None:  # an HTTP date is GMT; "-0000" parses as naive
+            when = when.replace(tzinfo=dt.UTC)
+        return max(when.timestamp() - self._wall_clock(), 0.0)
+
+
+def _is_transient(exc: BaseException) -> bool:
+    """Worth another attempt: a transient error, but not a 429 for a spent quota (unless the
+    server still says when to come back)."""
+    if isinstance(exc, openai.RateLimitError):
+        return not _out_of_quota(exc) or _says_when(exc)
+    return isinstance(exc, _TRANSIENT)
+
+
+def _out_of_quota(exc: openai.RateLimitError) -> bool:
+    return _NO_QUOTA in (exc.code, exc.type)
+
+
+def _says_when(exc: openai.RateLimitError) -> bool:
+    headers = exc.response.headers
+    return "retry-after" in headers or "retry-after-ms" in headers
 
 
 @contextlib.contextmanager
@@ -376,7 +469,9 @@ def _as_model_error() -> Iterator[None]:
         raise ModelError("the model did not answer: it timed out on every attempt") from None
     except openai.APIConnectionError:
         raise ModelError("the model did not answer: could not connect to it") from None
-    except openai.RateLimitError:
+    except openai.RateLimitError as exc:
+        if _out_of_quota(exc) and not _says_when(exc):
+            raise ModelError("the model refused the request: out of quota (HTTP 429)") from None
         raise ModelError("the model did not answer: rate limited (HTTP 429)") from None
     except openai.InternalServerError as exc:
         raise ModelError(
@@ -395,11 +490,13 @@ def _log_retry(state: RetryCallState) -> None:
     # The class and status only: the exception's text may quote the prompt.
     exc = state.outcome.exception() if state.outcome else None
     status = getattr(exc, "status_code", None)
+    wait = state.next_action.sleep if state.next_action else 0.0
     log.warning(
-        "model call failed (%s%s), attempt %d; retrying",
+        "model call failed (%s%s), attempt %d; retrying in %.1f s",
         type(exc).__name__,
         f" HTTP {status}" if status else "",
         state.attempt_number,
+        wait,
     )
 
 

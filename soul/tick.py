@@ -138,7 +138,7 @@ async def run_tick(
                     log.warning("passed over a %s batch the model could not read %d times",
                                 kind, MAX_UNUSABLE_ANSWERS)
                     report.skipped += 1
-                    extraction = Extraction()
+                    extraction = Extraction(items=[])
                 except HearthError as exc:
                     log.warning("consolidation of a %s batch failed: %s",
                                 "shared" if scope == SHARED else "private", exc)

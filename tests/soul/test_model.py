@@ -15,6 +15,8 @@ import logging
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from typing import Any
@@ -24,11 +26,13 @@ import pytest
 from pydantic import BaseModel
 
 import soul.model as model_module
+from memory.consolidate import ExtractedItem, Extraction
 from soul.model import (
     EmbeddedModel,
     Gateway,
     ModelConfig,
     ModelError,
+    UnusableAnswer,
     model_config_from,
     with_model,
 )
@@ -56,10 +60,23 @@ def make_config(base_url: str = "http://model.test/v1", **overrides: Any) -> Mod
     return ModelConfig(base_url=base_url, **options)
 
 
-def make_gateway(handler: Any, **overrides: Any) -> Gateway:
-    """A gateway whose HTTP goes to `handler` via httpx.MockTransport (the gateway closes it)."""
+def make_gateway(handler: Any, *, sleep: Any = None, wall_clock: Any = None,
+                 **overrides: Any) -> Gateway:
+    """A gateway whose HTTP goes to `handler` via httpx.MockTransport (the gateway closes it),
+    with an injected `sleep` (and `wall_clock`) when given."""
     http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    return Gateway(make_config(**overrides), http_client=http)
+    injected = {k: v for k, v in {"sleep": sleep, "wall_clock": wall_clock}.items() if v}
+    return Gateway(make_config(**overrides), http_client=http, **injected)
+
+
+class Sleeps:
+    """An injected sleep: records every wait the gateway asks for and returns at once."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
 
 
 @contextlib.asynccontextmanager
@@ -109,8 +126,23 @@ def ok(content: Any) -> httpx.Response:
     return httpx.Response(200, json=completion(content))
 
 
-def error(status: int, message: str = "scripted") -> httpx.Response:
-    return httpx.Response(status, json={"error": {"message": message, "type": "x", "code": None}})
+def error(
+    status: int,
+    message: str = "scripted",
+    *,
+    code: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> httpx.Response:
+    body = {"error": {"message": message, "type": code or "x", "code": code}}
+    return httpx.Response(status, json=body, headers=headers)
+
+
+def rate_limited(retry_after: str, header: str = "Retry-After") -> httpx.Response:
+    return error(429, "Rate limit reached for requests", code="rate_limit_exceeded",
+                 headers={header: retry_after})
+
+
+QUOTA_SPENT = "You exceeded your current quota, please check your plan and billing details."
 
 
 class Chore(BaseModel):
@@ -290,6 +322,119 @@ def test_a_model_config_never_shows_its_key() -> None:
     assert KEY not in repr(make_config())
 
 
+# --- rate limits (MockTransport, an injected sleep: nothing here really waits) ------------------
+
+
+async def test_a_429_with_retry_after_is_waited_out_as_asked_and_then_answered() -> None:
+    recorder = Recorder(rate_limited("2"), ok("Sorry for the wait."))
+    sleeps = Sleeps()
+    async with make_gateway(recorder, sleep=sleeps, timeout_s=10.0) as gateway:
+        assert await gateway.reply(MESSAGES) == "Sorry for the wait."
+    assert sleeps.waits == [2.0]
+    assert len(recorder.requests) == 2
+
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("header", "value", "wait"),
+    [
+        ("Retry-After", "7", 7.0),
+        ("Retry-After", " 1.5 ", 1.5),
+        ("Retry-After", "0", 0.0),
+        ("Retry-After", format_datetime(NOW + timedelta(seconds=7), usegmt=True), 7.0),
+        ("Retry-After", format_datetime(NOW - timedelta(minutes=1), usegmt=True), 0.0),
+        ("retry-after-ms", "250", 0.25),
+    ],
+    ids=["seconds", "fractional-seconds", "zero", "http-date", "date-already-past", "openai-ms"],
+)
+async def test_a_retry_after_is_read_as_seconds_milliseconds_or_an_http_date(
+    header: str, value: str, wait: float
+) -> None:
+    recorder = Recorder(rate_limited(value, header), ok("here"))
+    sleeps = Sleeps()
+    async with make_gateway(
+        recorder, sleep=sleeps, wall_clock=NOW.timestamp, timeout_s=10.0
+    ) as gateway:
+        assert await gateway.reply(MESSAGES) == "here"
+    assert sleeps.waits == [pytest.approx(wait)]
+
+
+async def test_a_retry_after_longer_than_the_time_left_fails_at_once_instead_of_sleeping() -> None:
+    recorder = Recorder(rate_limited("120"))
+    sleeps = Sleeps()
+    async with make_gateway(recorder, sleep=sleeps, timeout_s=2.0, attempts=3) as gateway:
+        with pytest.raises(ModelError) as caught:
+            await gateway.reply(MESSAGES)
+    message = str(caught.value)
+    assert message.startswith("the model did not answer: rate limited (HTTP 429) for longer than")
+    assert "\n" not in message
+    assert sleeps.waits == []  # no sleeping past the deadline only to fail at its end
+    assert len(recorder.requests) == 1
+
+
+async def test_a_member_gets_the_failure_at_once_while_background_work_waits_out_the_same_429(
+) -> None:
+    # timeout 2 s x 3 attempts: a reply may take 5 s, patient background work about 7.5 s.
+    sleeps = Sleeps()
+    member = Recorder(rate_limited("6"), ok("too late to matter"))
+    async with make_gateway(member, sleep=sleeps, timeout_s=2.0, attempts=3) as gateway:
+        with pytest.raises(ModelError, match=r"rate limited \(HTTP 429\)"):
+            await gateway.reply(MESSAGES)
+    assert (len(member.requests), sleeps.waits) == (1, [])
+    background = Recorder(rate_limited("6"), ok("Summary: all quiet."))
+    async with make_gateway(background, sleep=sleeps, timeout_s=2.0, attempts=3) as gateway:
+        assert await gateway.reply(MESSAGES, patient=True) == "Summary: all quiet."
+    assert (len(background.requests), sleeps.waits) == (2, [6.0])
+
+
+async def test_a_429_for_a_spent_quota_is_not_retried_and_says_so() -> None:
+    recorder = Recorder(error(429, QUOTA_SPENT, code="insufficient_quota"))
+    sleeps = Sleeps()
+    async with make_gateway(recorder, sleep=sleeps, attempts=3) as gateway:
+        with pytest.raises(ModelError) as caught:
+            await gateway.reply(MESSAGES)
+    assert str(caught.value) == "the model refused the request: out of quota (HTTP 429)"
+    assert QUOTA_SPENT not in str(caught.value)
+    assert len(recorder.requests) == 1 and sleeps.waits == []
+
+
+async def test_a_quota_429_that_still_says_when_to_come_back_is_waited_out() -> None:
+    spent = error(429, QUOTA_SPENT, code="insufficient_quota", headers={"Retry-After": "4"})
+    recorder = Recorder(spent, ok("topped up"))
+    sleeps = Sleeps()
+    async with make_gateway(recorder, sleep=sleeps, timeout_s=10.0) as gateway:
+        assert await gateway.reply(MESSAGES) == "topped up"
+    assert sleeps.waits == [4.0] and len(recorder.requests) == 2
+
+
+@pytest.mark.parametrize(
+    "busy", [error(429), rate_limited("soon")], ids=["no-retry-after", "unreadable-retry-after"]
+)
+async def test_a_429_that_does_not_say_when_is_retried_after_the_usual_short_backoff(
+    busy: httpx.Response,
+) -> None:
+    recorder = Recorder(busy, ok("back"))
+    sleeps = Sleeps()
+    async with make_gateway(recorder, sleep=sleeps) as gateway:
+        assert await gateway.reply(MESSAGES) == "back"
+    (wait,) = sleeps.waits
+    assert 0.2 <= wait <= 0.4  # the first jittered backoff step
+    assert len(recorder.requests) == 2
+
+
+async def test_a_429_that_keeps_saying_retry_after_is_tried_exactly_attempts_times() -> None:
+    # The openai client would honour Retry-After itself if its own retries were on.
+    recorder = Recorder(rate_limited("1"))
+    sleeps = Sleeps()
+    async with make_gateway(recorder, sleep=sleeps, attempts=2, timeout_s=10.0) as gateway:
+        with pytest.raises(ModelError) as caught:
+            await gateway.reply(MESSAGES)
+    assert str(caught.value) == "the model did not answer: rate limited (HTTP 429)"
+    assert len(recorder.requests) == 2 and sleeps.waits == [1.0]
+
+
 # --- configuration -------------------------------------------------------------------------------
 
 
@@ -376,6 +521,55 @@ async def test_extract_accepts_the_second_answer_when_the_first_does_not_fit() -
         assert await gateway.extract(MESSAGES, Chore) == Chore(title="dishes", minutes=10)
 
 
+ANA = {"statement": "Ana is allergic to peanuts", "kind": "fact", "about": "Ana", "lines": [1]}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {},
+        {"facts": [ANA]},
+        {"items": [ANA], "summary": "Ana has an allergy"},
+        {"items": None},
+        {"items": [{"statement": "Ana is allergic to peanuts", "kind": "fact"}]},
+        {"items": [{**ANA, "confidence": 0.9}]},
+    ],
+    ids=["empty-object", "other-key", "extra-key", "null-items", "item-missing-fields",
+         "item-extra-key"],
+)
+async def test_a_consolidation_answer_of_the_wrong_shape_is_unusable_not_nothing_to_remember(
+    answer: dict[str, Any],
+) -> None:
+    recorder = Recorder(ok(json.dumps(answer)))
+    async with make_gateway(recorder) as gateway:
+        with pytest.raises(UnusableAnswer, match="did not fit Extraction"):
+            await gateway.extract(MESSAGES, Extraction)
+    assert len(recorder.requests) == 2  # asked once more, then unusable (the tick keeps the lines)
+
+
+async def test_an_empty_list_of_items_is_an_honest_nothing_to_remember() -> None:
+    recorder = Recorder(ok('{"items": []}'))
+    async with make_gateway(recorder) as gateway:
+        assert await gateway.extract(MESSAGES, Extraction) == Extraction(items=[])
+    assert len(recorder.requests) == 1
+
+
+async def test_the_consolidation_schema_sent_is_strict_closed_and_has_no_defaults() -> None:
+    recorder = Recorder(ok(json.dumps({"items": [ANA]})))
+    async with make_gateway(recorder) as gateway:
+        extraction = await gateway.extract(MESSAGES, Extraction)
+    assert extraction.items == [ExtractedItem.model_validate(ANA)]
+    json_schema = recorder.bodies()[0]["response_format"]["json_schema"]
+    assert json_schema["strict"] is True
+    schema = json_schema["schema"]
+    assert schema["additionalProperties"] is False
+    assert schema["required"] == ["items"] == list(schema["properties"])
+    item = schema["$defs"]["ExtractedItem"]
+    assert item["additionalProperties"] is False
+    assert item["required"] == ["statement", "kind", "about", "lines"] == list(item["properties"])
+    assert '"default"' not in json.dumps(schema)
+
+
 async def test_extract_gives_up_on_a_rejection_the_json_object_dialect_cannot_fix() -> None:
     recorder = Recorder(error(400))
     async with make_gateway(recorder) as gateway:
@@ -429,6 +623,26 @@ async def test_the_clients_own_retries_are_off_so_attempts_are_not_multiplied() 
 async def test_a_401_is_not_retried_over_real_http() -> None:
     async with served(lambda _request: ResponsePlan(status=401), attempts=3) as (server, gateway):
         with pytest.raises(ModelError, match="HTTP 401"):
+            await gateway.reply(MESSAGES)
+    assert len(server.requests) == 1
+
+
+async def test_a_429_with_retry_after_is_waited_out_over_real_http() -> None:
+    busy = ResponsePlan(status=429, headers={"Retry-After": "3"})
+    sleeps = Sleeps()
+    async with (
+        ModelServer(scripted(busy, "back again")) as server,
+        Gateway(make_config(server.base_url, timeout_s=10.0), sleep=sleeps) as gateway,
+    ):
+        assert await gateway.reply(MESSAGES) == "back again"
+    assert sleeps.waits == [3.0]
+    assert len(server.requests) == 2
+
+
+async def test_a_spent_quota_over_real_http_is_one_request_and_a_refusal() -> None:
+    spent = ResponsePlan(status=429, error_code="insufficient_quota")
+    async with served(lambda _request: spent, attempts=3) as (server, gateway):
+        with pytest.raises(ModelError, match=r"out of quota \(HTTP 429\)"):
             await gateway.reply(MESSAGES)
     assert len(server.requests) == 1
 

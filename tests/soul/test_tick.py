@@ -451,3 +451,83 @@ async def test_what_only_she_said_is_not_evidence_and_an_uncited_item_waits_in_q
     statuses = {b.proposition: b.status for b in await house.memory.inspect(ctx)}
     assert statuses == {"Bob is building a kayak": BeliefStatus.ACTIVE,
                         "Bob owns a red canoe": BeliefStatus.QUARANTINED}
+
+
+class AnswersAs(ScriptedModel):
+    """Answers consolidation with `answer` (or by rule while it is None), read as the gateway
+    reads a model's JSON: an answer that does not fit the schema is an UnusableAnswer
+    (tests/soul/test_model.py shows the real gateway doing so for `Extraction`)."""
+
+    def __init__(self, answer: Any) -> None:
+        super().__init__()
+        self.answer = answer
+
+    async def extract(self, messages: list[dict[str, str]], schema: type[T]) -> T:
+        if self.answer is None:
+            return await super().extract(messages, schema)
+        self.prompts.append(messages)
+        try:
+            return schema.model_validate(self.answer)
+        except ValueError:  # pydantic's ValidationError
+            raise UnusableAnswer("the answer did not fit (test)") from None
+
+
+WRONG_SHAPES = [
+    {},
+    {"facts": [{"statement": "Bob is restoring a lamp", "kind": "fact", "about": "Bob",
+                "lines": [1]}]},
+    {"items": [{"statement": "Bob is restoring a lamp", "kind": "fact"}]},
+]
+WRONG_SHAPE_IDS = ["empty-object", "other-key", "item-missing-fields"]
+
+
+async def pending(house: Household) -> list[tuple[str, int]]:
+    return [(scope, n) for scope, n, _newest in await house.memory.pending_scopes()]
+
+
+@pytest.mark.parametrize("answer", WRONG_SHAPES, ids=WRONG_SHAPE_IDS)
+async def test_an_extraction_of_the_wrong_shape_leaves_the_lines_pending_for_the_next_tick(
+    house: Household, answer: dict[str, Any]
+) -> None:
+    await say(house, house.bob, "I am restoring an old lighthouse lamp")
+    bobs = private_scope(house.bob.person_id)
+    model = AnswersAs(answer)
+    first = await tick(house, model)
+    assert (first.batches, first.failed, first.skipped) == (0, 1, 0)
+    assert await pending(house) == [(bobs, 1)]  # not taken as "nothing to remember"
+    assert await facts(house, house.bob) == []
+    model.answer = None  # the model answers properly at the next tick
+    second = await tick(house, model)
+    assert (second.batches, second.failed) == (1, 0)
+    assert all("lighthouse" in p for p in model.consolidation_prompts())
+    assert await facts(house, house.bob) == ["Bob is restoring an old lighthouse lamp"]
+    assert await pending(house) == []
+
+
+@pytest.mark.parametrize("answer", WRONG_SHAPES, ids=WRONG_SHAPE_IDS)
+async def test_an_extraction_that_keeps_the_wrong_shape_is_passed_over_with_its_lines_kept(
+    house: Household, answer: dict[str, Any]
+) -> None:
+    line = await say(house, house.bob, "I am restoring an old lighthouse lamp")
+    model = AnswersAs(answer)
+    reports = [await tick(house, model) for _ in range(3)]
+    assert [(r.failed, r.skipped) for r in reports] == [(1, 0), (1, 0), (0, 1)]
+    assert await pending(house) == []
+    await tick(house, model)
+    assert len(model.consolidation_prompts()) == 3  # passed over: never asked again
+    assert await facts(house, house.bob) == []
+    dm = AccessContext.for_member(house.bob.person_id, Activity.DM_CONVERSATION, "test")
+    assert [t.turn_id for t in await house.memory.transcript(dm)] == [line]
+
+
+async def test_an_empty_list_of_items_means_nothing_to_remember_and_the_scope_moves_on(
+    house: Household,
+) -> None:
+    await say(house, house.bob, "The weather is grey again today")
+    model = AnswersAs({"items": []})
+    report = await tick(house, model)
+    assert (report.batches, report.beliefs, report.failed, report.skipped) == (1, 0, 0, 0)
+    assert await pending(house) == []
+    await tick(house, model)
+    assert len(model.consolidation_prompts()) == 1  # that batch is done
+    assert await facts(house, house.bob) == []

@@ -22,8 +22,8 @@ import contextlib
 import itertools
 import json
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any
 
@@ -33,8 +33,10 @@ class ResponsePlan:
     """What the server does with one completion request.
 
     `reply` becomes the message content (a dict is JSON-encoded, as a structured-output answer);
-    a `status` other than 200 sends an OpenAI-style error body instead; `delay_s` waits before
-    answering; `raw` replaces the whole body (garbage, an empty `choices`, ...).
+    a `status` other than 200 sends an OpenAI-style error body instead, whose `code` and `type`
+    are `error_code` when given (OpenAI's "insufficient_quota", say); `delay_s` waits before
+    answering; `raw` replaces the whole body (garbage, an empty `choices`, ...); `headers` are
+    sent as well (a 429's `Retry-After`).
     """
 
     reply: str | dict[str, Any] = ""
@@ -42,6 +44,8 @@ class ResponsePlan:
     delay_s: float = 0.0
     raw: bytes | None = None
     content_type: str = "application/json"
+    headers: Mapping[str, str] = field(default_factory=dict)
+    error_code: str | None = None
 
 
 Responder = Callable[[dict[str, Any]], ResponsePlan]
@@ -212,36 +216,41 @@ class ModelServer:
         body = await reader.readexactly(length) if length else b""
         path = target.split("?", 1)[0].rstrip("/")
 
-        status, payload, content_type, delay_s = self._route(method, path, body)
-        if delay_s:
-            await asyncio.sleep(delay_s)
-        await _write(writer, status, payload, content_type, keep_alive=keep_alive)
+        plan = self._route(method, path, body)
+        if plan.delay_s:
+            await asyncio.sleep(plan.delay_s)
+        await _write(writer, plan.status, plan.raw or b"", plan.content_type,
+                     keep_alive=keep_alive, headers=plan.headers)
         return keep_alive
 
-    def _route(self, method: str, path: str, body: bytes) -> tuple[int, bytes, str, float]:
+    def _route(self, method: str, path: str, body: bytes) -> ResponsePlan:
+        """What to send back, as a plan whose `raw` is the body."""
         if method == "GET" and path == "/v1/models":
             models = {
                 "object": "list",
                 "data": [{"id": self.model, "object": "model", "created": 0, "owned_by": "tests"}],
             }
-            return 200, json.dumps(models).encode(), "application/json", 0.0
+            return ResponsePlan(raw=json.dumps(models).encode())
         if method != "POST" or path != "/v1/chat/completions":
-            return 404, _error_body(404), "application/json", 0.0
+            return ResponsePlan(status=404, raw=_error_body(404))
         try:
             request = json.loads(body)
         except ValueError:
-            return 400, _error_body(400), "application/json", 0.0
+            return ResponsePlan(status=400, raw=_error_body(400))
         self.requests.append(request)
         try:
             plan = self.responder(request)
         except Exception as exc:  # noqa: BLE001 -- kept and re-raised at exit; the client gets a 500
             self.errors.append(exc)
-            return 500, _error_body(500), "application/json", 0.0
+            return ResponsePlan(status=500, raw=_error_body(500))
         if plan.raw is not None:
-            return plan.status, plan.raw, plan.content_type, plan.delay_s
+            return plan
         if plan.status != 200:
-            return plan.status, _error_body(plan.status), "application/json", plan.delay_s
-        return 200, self._completion(request, plan), "application/json", plan.delay_s
+            error = _error_body(plan.status, plan.error_code)
+            return replace(plan, raw=error, content_type="application/json")
+        return replace(
+            plan, raw=self._completion(request, plan), content_type="application/json"
+        )
 
     def _completion(self, request: dict[str, Any], plan: ResponsePlan) -> bytes:
         content = plan.reply if isinstance(plan.reply, str) else json.dumps(plan.reply)
@@ -263,19 +272,31 @@ class ModelServer:
         return json.dumps(completion).encode()
 
 
-def _error_body(status: int) -> bytes:
-    error = {"message": f"scripted HTTP {status}", "type": "scripted_error", "code": status}
+def _error_body(status: int, code: str | None = None) -> bytes:
+    error = {
+        "message": f"scripted HTTP {status}",
+        "type": code or "scripted_error",
+        "code": code or status,
+    }
     return json.dumps({"error": error}).encode()
 
 
 async def _write(
-    writer: asyncio.StreamWriter, status: int, body: bytes, content_type: str, *, keep_alive: bool
+    writer: asyncio.StreamWriter,
+    status: int,
+    body: bytes,
+    content_type: str,
+    *,
+    keep_alive: bool,
+    headers: Mapping[str, str] | None = None,
 ) -> None:
+    extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
     head = (
         f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}\r\n"
         f"Content-Type: {content_type}\r\n"
         f"Content-Length: {len(body)}\r\n"
         f"Connection: {'keep-alive' if keep_alive else 'close'}\r\n"
+        f"{extra}"
         "\r\n"
     )
     writer.write(head.encode("latin-1") + body)

@@ -9,6 +9,7 @@ from memory.embedder import Embedder, MiniLMEmbedder, make_embedder
 from memory.errors import HearthError, InvalidRequest, LedgerError, StoreError, UnknownPerson
 from memory.facade import MAX_TURN_CHARS, Memory, utc_now
 from memory.lens import GRANTABLE
+from memory.lockfile import hold_database
 from memory.models import (
     SHARED,
     AccessContext,
@@ -66,6 +67,7 @@ __all__ = [
     "UnknownPerson",
     "WriteOutcome",
     "chat_scope",
+    "hold_database",
     "make_embedder",
     "normalize",
     "private_scope",

@@ -25,12 +25,14 @@ from memory import recall as ranking
 from memory import wall
 from memory.classifier import classify
 from memory.consolidate import BATCH_LINES, Batch
+from memory.dbfile import check_database_file
 from memory.embedder import Embedder
 from memory.embedder import Vectors as Matrix
 from memory.errors import InvalidRequest
 from memory.forget import forget_matching, like_escape, purge_scope
 from memory.household import HouseholdBook
 from memory.lens import GRANTABLE, may_use
+from memory.lockfile import hold_database
 from memory.models import (
     SHARED,
     AccessContext,
@@ -108,14 +110,14 @@ class Memory:
         create: bool = False,
         clock: Clock = utc_now,
     ) -> Memory:
-        """Open the household's database. Only `create=True` makes a new one."""
+        """Open the household's database. Only `create=True` makes a new one, and only where
+        no file is: then its install secret is made too. An existing database without its
+        secret, or a file that is not a hearth database hearth may write, is refused before
+        anything writes to it."""
         db_path = Path(path)
+        fresh = await asyncio.to_thread(check_database_file, db_path, create=create)
+        secret = load_secret(db_path, create=fresh)
         store = await Store.open(db_path, create=create)
-        try:
-            secret = load_secret(db_path, create=create)
-        except Exception:
-            await store.close()
-            raise
         memory = cls(store, secret, embedder, clock)
         try:
             await memory._load_vectors()
@@ -144,23 +146,26 @@ class Memory:
 
     @classmethod
     async def restore(cls, source: Path, target: Path) -> None:
-        """Replace `target` with a backup made by `backup`, after checking both open."""
+        """Replace `target` with a backup made by `backup` (and its secret beside it), after
+        checking that the backup opens and that `target`, if there, is a hearth database
+        (its own secret may be the thing lost). Refused while a bot serves `target`: this
+        holds the database's lock, as `hearth run` does, for the whole swap."""
         if not source.exists():  # noqa: ASYNC240 -- one stat before a one-off restore
             raise InvalidRequest(f"no backup at {source}")
-        backup = await cls.open(source)
-        try:
-            if target.exists():  # noqa: ASYNC240 -- as above
-                current = await cls.open(target)
-                await current.close()
-            staging = target.with_name(target.name + ".restoring")
-            staging.unlink(missing_ok=True)
-            await backup._store.backup_to(staging)
-        finally:
-            await backup.close()
-        for suffix in ("-wal", "-shm"):
-            target.with_name(target.name + suffix).unlink(missing_ok=True)
-        staging.replace(target)
-        copy_secret(source, target)
+        await asyncio.to_thread(check_database_file, target, create=True)
+        with hold_database(target, create=True,
+                           then="stop the bot (`hearth run`) before restoring"):
+            backup = await cls.open(source)
+            try:
+                staging = target.with_name(target.name + ".restoring")
+                staging.unlink(missing_ok=True)
+                await backup._store.backup_to(staging)
+            finally:
+                await backup.close()
+            for suffix in ("-wal", "-shm"):
+                target.with_name(target.name + suffix).unlink(missing_ok=True)
+            staging.replace(target)
+            copy_secret(source, target)
 
     def _now(self) -> datetime:
         return _utc(self._clock())

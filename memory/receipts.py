@@ -34,19 +34,33 @@ def secret_path(db_path: Path) -> Path:
 
 
 def load_secret(db_path: Path, *, create: bool) -> bytes:
-    """Read the install secret, making it (mode 0600) when `create` and it is missing."""
+    """Read the install secret, making it (mode 0600) when `create` and it is missing.
+
+    A secret is made only for a database that does not exist yet: beside an existing database a
+    new secret would silently break its ledger and its tombstones, so a missing one is refused
+    with how to get it back."""
     path = secret_path(db_path)
     if not path.exists():
-        if not create:
-            raise LedgerError(f"the install secret {path} is missing")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(secrets.token_bytes(_SECRET_BYTES))
-    mode = stat.S_IMODE(path.stat().st_mode)
-    if mode & 0o077:
-        os.chmod(path, 0o600)
-    data = path.read_bytes()
+        if not create or db_path.exists():
+            raise LedgerError(
+                f"the install secret for {db_path.name} is missing ({path.name} beside it): "
+                "restore it from your backup (`hearth backup` writes it beside the copy); "
+                "without it receipts cannot be verified"
+            )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(secrets.token_bytes(_SECRET_BYTES))
+        except OSError as exc:
+            raise LedgerError(f"cannot make the install secret {path}: {exc.strerror}") from None
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            os.chmod(path, 0o600)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LedgerError(f"cannot read the install secret {path}: {exc.strerror}") from None
     if len(data) != _SECRET_BYTES:
         raise LedgerError(f"the install secret {path} is damaged")
     return data

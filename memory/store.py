@@ -20,6 +20,7 @@ from typing import Any
 
 import aiosqlite
 
+from memory.dbfile import check_database_file
 from memory.errors import StoreError
 from memory.migrations import MIGRATIONS
 
@@ -77,14 +78,16 @@ class Store:
 
     @classmethod
     async def open(cls, path: Path, *, create: bool) -> Store:
-        """Open (or, when `create`, make) the database and bring its schema up to date."""
-        if not create and not path.exists():  # noqa: ASYNC240 -- one stat, at open
-            raise StoreError(f"no database at {path}")
-        if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
+        """Open (or, when `create` and no file is there, make) the database and bring its
+        schema up to date. What `memory.dbfile` refuses (a folder, an empty file, another
+        program's database, a file or folder hearth may not write) is refused before anything
+        writes to it."""
+        await asyncio.to_thread(check_database_file, path, create=create)
+        pending = aiosqlite.connect(str(path), isolation_level=None)
         try:
-            conn = await aiosqlite.connect(str(path), isolation_level=None)
+            conn = await pending
         except sqlite3.Error as exc:
+            await _worker_stopped(pending)
             raise StoreError(f"cannot open the database at {path}: {exc}") from exc
         conn.row_factory = sqlite3.Row
         store = cls(path, conn)
@@ -171,3 +174,11 @@ class Store:
 
     async def close(self) -> None:
         await self._conn.close()
+
+
+async def _worker_stopped(conn: aiosqlite.Connection) -> None:
+    """After a failed connect, aiosqlite's worker thread still reports its own stop to the
+    event loop; wait for it, or it reports to a closed loop and prints a stray traceback."""
+    thread = getattr(conn, "_thread", None)  # aiosqlite keeps no public handle on it
+    if thread is not None and thread.is_alive():
+        await asyncio.to_thread(thread.join, 5)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import sqlite3
+import stat
 import threading
 import time
 from pathlib import Path
@@ -17,13 +19,16 @@ from memory import (
     SHARED,
     Activity,
     HearthError,
+    LedgerError,
     Memory,
     Role,
     Sensitivity,
     StoreError,
     private_scope,
 )
+from memory.lockfile import hold_database, lock_path
 from memory.migrations import MIGRATIONS
+from memory.receipts import secret_path
 from tests.helpers import Household, make_household, raw_bytes
 
 
@@ -58,7 +63,9 @@ async def _new_workers_alive(before: set[threading.Thread]) -> set[threading.Thr
     return _worker_threads() - before
 
 
-async def _open_refused(path: Path) -> tuple[StoreError, set[threading.Thread]]:
+async def _open_refused(
+    path: Path, *, create: bool = False
+) -> tuple[StoreError, set[threading.Thread]]:
     """Open a database that must be refused: the StoreError, and any aiosqlite worker thread
     the failed open left running.
 
@@ -70,7 +77,7 @@ async def _open_refused(path: Path) -> tuple[StoreError, set[threading.Thread]]:
     gc.disable()
     try:
         with pytest.raises(StoreError) as caught:
-            await Memory.open(path)
+            await Memory.open(path, create=create)
         leaked = await _new_workers_alive(before)
     finally:
         for obj in gc.get_objects():
@@ -238,3 +245,194 @@ async def test_a_write_fails_with_store_error_when_another_process_holds_the_loc
                                role=Role.USER, scope=private_scope(home.bob.person_id),
                                text="hello again")
     assert [t.turn_id for t in await m.transcript(home.dm(home.bob))] == [line]
+
+
+# --- files that are not what they seem -----------------------------------------------------
+
+
+def _bytes(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+def _beside(path: Path) -> set[str]:
+    """The names in the database's folder that start with its name (-wal, -shm, .secret...)."""
+    return {p.name for p in path.parent.iterdir() if p.name.startswith(path.name)}
+
+
+def _foreign(path: Path, *statements: str, wal: bool = False) -> bytes:
+    conn = sqlite3.connect(path)
+    try:
+        if wal:
+            conn.execute("PRAGMA journal_mode = WAL")
+        for statement in statements:
+            conn.execute(statement)
+        conn.commit()
+    finally:
+        conn.close()
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("create", [False, True], ids=["open", "create"])
+async def test_an_empty_file_is_refused_and_stays_empty(tmp_path: Path, create: bool) -> None:
+    path = tmp_path / "hearth.db"
+    path.touch()
+    error, leaked = await _open_refused(path, create=create)
+    assert "empty file" in str(error) and "\n" not in str(error)
+    assert path.read_bytes() == b""
+    assert _beside(path) == {"hearth.db"}  # no secret, no -wal or -shm was made beside it
+    assert leaked == set()
+
+
+@pytest.mark.parametrize(
+    ("statements", "wal", "needle"),
+    [
+        (("CREATE TABLE notes(body TEXT)", "INSERT INTO notes VALUES ('milk')"), False,
+         "it holds notes"),
+        (("CREATE TABLE migrations(id INTEGER, migration TEXT, batch INTEGER)",
+          "INSERT INTO migrations VALUES (1, '2014_10_12_create_users', 1)",
+          "CREATE TABLE users(name TEXT)"), False, "names none of hearth's migrations"),
+        (("CREATE TABLE migrations(name TEXT)", "INSERT INTO migrations VALUES ('0001_init')",
+          "CREATE TABLE photos(path TEXT)"), True, "names none of hearth's migrations"),
+        (("CREATE TABLE photos(path TEXT)",), True, "it holds photos"),
+        ((), False, "it holds no tables"),
+    ],
+    ids=["other-tables", "another-migrations-table", "other-migrations-wal", "wal", "no-tables"],
+)
+@pytest.mark.parametrize("create", [False, True], ids=["open", "create"])
+async def test_another_programs_sqlite_file_is_refused_before_any_migration_touches_it(
+    tmp_path: Path, statements: tuple[str, ...], wal: bool, needle: str, create: bool
+) -> None:
+    path = tmp_path / "photos.db"
+    before = _foreign(path, *statements, "VACUUM" if not statements else "SELECT 1", wal=wal)
+    files = _beside(path)
+    error, leaked = await _open_refused(path, create=create)
+    assert "not hearth's" in str(error) and needle in str(error)
+    assert path.read_bytes() == before
+    assert _beside(path) == files  # nothing made beside it either: no secret, no -wal
+    assert leaked == set()
+
+
+async def test_a_folder_given_as_the_database_is_refused_with_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "household"
+    folder.mkdir()
+    for create in (False, True):
+        error, leaked = await _open_refused(folder, create=create)
+        assert "is a folder" in str(error) and leaked == set()
+    assert list(folder.iterdir()) == []
+
+
+async def test_a_database_in_a_folder_that_does_not_exist_is_refused_unless_made(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "nowhere" / "hearth.db"
+    error, leaked = await _open_refused(path)
+    assert "no database at" in str(error) and leaked == set()
+    memory = await Memory.open(path, create=True)
+    await memory.close()
+    assert _beside(path) == {"hearth.db", "hearth.db.secret"}
+
+
+async def test_a_new_database_gets_a_new_secret_and_an_existing_one_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "hearth.db"
+    memory = await Memory.open(path, create=True)
+    await memory.close()
+    secret = secret_path(path)
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+    kept = secret.read_bytes()
+    memory = await Memory.open(path, create=True)
+    await memory.close()
+    assert secret.read_bytes() == kept
+
+
+@pytest.mark.parametrize("create", [False, True], ids=["open", "create"])
+async def test_an_existing_database_without_its_secret_is_refused_and_no_secret_is_made(
+    created: Path, create: bool
+) -> None:
+    secret = secret_path(created)
+    secret.unlink()
+    before = _bytes(created)
+    with pytest.raises(LedgerError) as caught:
+        await Memory.open(created, create=create)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "hearth.db.secret" in message and "restore it from your backup" in message
+    assert "hearth backup" in message
+    assert not secret.exists()
+    assert _bytes(created) == before
+
+
+@pytest.mark.parametrize(
+    ("denied", "needle"),
+    [("file", "hearth.db is read-only"), ("folder", "is read-only: SQLite in WAL mode")],
+)
+async def test_a_database_hearth_may_not_write_is_refused_before_it_is_opened(
+    created: Path, monkeypatch: pytest.MonkeyPatch, denied: str, needle: str
+) -> None:
+    # Root ignores permissions, so this plays them with os.access; tests/bot/test_cli.py
+    # runs `hearth doctor` and `hearth run` as nobody against real read-only files.
+    real_access = os.access
+    barred = created if denied == "file" else created.parent
+
+    def access(path: str | os.PathLike[str], mode: int) -> bool:
+        if Path(path) == barred and mode & os.W_OK:
+            return False
+        return real_access(path, mode)
+
+    monkeypatch.setattr("memory.dbfile.os.access", access)
+    before = _bytes(created)
+    error, leaked = await _open_refused(created)
+    assert needle in str(error) and leaked == set()
+    assert _bytes(created) == before
+
+
+# --- the run lock --------------------------------------------------------------------------
+
+
+def test_the_database_lock_is_one_holders_at_a_time_and_its_file_is_0600(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "hearth.db"
+    old = os.umask(0)
+    try:
+        with hold_database(db, create=True, then="stop the other one"):
+            assert stat.S_IMODE(lock_path(db).stat().st_mode) == 0o600
+            with pytest.raises(StoreError, match=r"in use.*stop the other one"), \
+                    hold_database(db, create=True, then="stop the other one"):
+                pass
+    finally:
+        os.umask(old)
+    with hold_database(db, create=False, then="-"):  # let go at the end of the block
+        pass
+    assert not db.exists()  # the lock never makes the database
+
+
+async def test_restore_is_refused_while_the_database_is_held_and_changes_nothing(
+    created: Path, tmp_path: Path
+) -> None:
+    memory = await Memory.open(created)
+    copy = tmp_path / "copy.db"
+    await memory.backup(copy)
+    await memory.close()
+    before = _bytes(created)
+    with hold_database(created, create=False, then="stop it"):
+        with pytest.raises(StoreError, match=r"hearth run.*before restoring"):
+            await Memory.restore(copy, created)
+        assert _bytes(created) == before
+    await Memory.restore(copy, created)  # once it is let go
+
+
+async def test_restore_brings_back_a_lost_install_secret(created: Path, tmp_path: Path) -> None:
+    memory = await Memory.open(created)
+    copy = tmp_path / "copy.db"
+    await memory.backup(copy)
+    await memory.close()
+    secret_path(created).unlink()
+    await Memory.restore(copy, created)
+    memory = await Memory.open(created)
+    try:
+        assert (await memory.verify_receipts())[1] is None
+    finally:
+        await memory.close()
+    assert secret_path(created).read_bytes() == secret_path(copy).read_bytes()

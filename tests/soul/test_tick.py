@@ -26,7 +26,7 @@ from memory.consolidate import BATCH_LINES
 from soul.files import load_soul
 from soul.model import ModelError, UnusableAnswer
 from soul.tick import run_dream, run_tick
-from tests.helpers import Household, make_household
+from tests.helpers import Household, TestClock, make_household
 from tests.support.extractor import extraction_for, is_consolidation, summary_for
 
 T = TypeVar("T", bound=BaseModel)
@@ -67,8 +67,14 @@ class ScriptedModel:
 
 
 @pytest.fixture
-async def house(tmp_path: Path) -> AsyncIterator[Household]:
-    household = await make_household(tmp_path / "hearth.db")
+def clock() -> TestClock:
+    """The one clock of a test: rows are stamped by it and every tick is run at a time on it."""
+    return TestClock(NOW)
+
+
+@pytest.fixture
+async def house(tmp_path: Path, clock: TestClock) -> AsyncIterator[Household]:
+    household = await make_household(tmp_path / "hearth.db", clock=clock)
     try:
         yield household
     finally:
@@ -98,7 +104,7 @@ async def facts(house: Household, who: Any) -> list[str]:
 
 async def tick(house: Household, model: ScriptedModel, **kw: Any) -> Any:
     kw.setdefault("drain", True)
-    return await run_tick(house.memory, model, now=NOW, assistant="Wren", **kw)
+    return await run_tick(house.memory, model, now=house.clock(), assistant="Wren", **kw)
 
 
 async def test_each_batch_sent_to_the_model_holds_lines_of_one_scope_only(
@@ -234,19 +240,21 @@ async def test_a_batch_cannot_store_beliefs_in_another_scope(house: Household) -
         await house.memory.commit_batch(batch, [stray])
 
 
-async def test_a_scheduled_tick_waits_for_a_full_batch_or_a_quiet_chat(house: Household) -> None:
+async def test_a_scheduled_tick_waits_for_a_full_batch_or_a_quiet_chat(
+    house: Household, clock: TestClock
+) -> None:
     await say(house, house.bob, "I am planting tulips this weekend")
     model = ScriptedModel()
-    busy = await run_tick(house.memory, model, now=NOW - timedelta(hours=1), assistant="Wren",
-                          quiet_after=timedelta(minutes=5))
+    busy = await run_tick(house.memory, model, now=clock.advance(timedelta(minutes=1)),
+                          assistant="Wren", quiet_after=timedelta(minutes=5))
     assert (busy.batches, busy.pending_lines) == (0, 1)
-    quiet = await run_tick(house.memory, model, now=NOW + timedelta(hours=1), assistant="Wren",
-                           quiet_after=timedelta(minutes=5))
+    quiet = await run_tick(house.memory, model, now=clock.advance(timedelta(hours=1)),
+                           assistant="Wren", quiet_after=timedelta(minutes=5))
     assert quiet.batches == 1
     for i in range(BATCH_LINES):
         await say(house, house.alice, f"I am counting sheep number {i}")
-    full = await run_tick(house.memory, model, now=NOW - timedelta(hours=1), assistant="Wren",
-                          quiet_after=timedelta(minutes=5))
+    full = await run_tick(house.memory, model, now=clock.advance(timedelta(minutes=1)),
+                          assistant="Wren", quiet_after=timedelta(minutes=5))
     assert full.batches == 1
     assert len(model.consolidation_prompts()) == 2  # one call per batch, not per line
 
@@ -300,7 +308,7 @@ async def test_the_dream_merges_duplicates_within_a_scope_but_never_across(
         Assertion(proposition="The cat is called Miso", scope=alice,
                   provenance=Provenance.TOLD, source="s3"),
     ])
-    report = await run_dream(house.memory, load_soul(), now=NOW)
+    report = await run_dream(house.memory, load_soul(), now=house.clock())
     assert report.counts["deduped"] == 1
     bob_ctx = AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
     live = [b for b in await house.memory.inspect(bob_ctx) if b.status != "superseded"]
@@ -323,7 +331,7 @@ async def test_the_dream_lets_the_newer_of_two_contradicting_beliefs_supersede(
     ctx = AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
     assert old.belief_id and new.belief_id
     assert await house.memory.link_contradiction(ctx, old.belief_id, new.belief_id)
-    report = await run_dream(house.memory, load_soul(), now=NOW)
+    report = await run_dream(house.memory, load_soul(), now=house.clock())
     assert report.counts["reconciled"] == 1
     statuses = {b.proposition: b.status for b in await house.memory.inspect(ctx)}
     assert statuses == {"Bob works at the bakery": BeliefStatus.SUPERSEDED,
@@ -342,7 +350,7 @@ async def test_the_dream_promotes_quarantine_once_a_second_source_agrees(
     ])
     ctx = AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
     assert {b.status for b in await house.memory.inspect(ctx)} == {BeliefStatus.QUARANTINED}
-    report = await run_dream(house.memory, load_soul(), now=NOW)
+    report = await run_dream(house.memory, load_soul(), now=house.clock())
     assert report.counts["promoted"] >= 1
     live = [b for b in await house.memory.inspect(ctx) if b.status != "superseded"]
     assert [b.status for b in live] == [BeliefStatus.ACTIVE]
@@ -362,7 +370,7 @@ async def test_the_dream_decays_unreinforced_beliefs_but_not_health_ones_without
     before = {b.proposition: (b.confidence, b.sensitivity) for b in
               await house.memory.inspect(ctx)}
     assert before["Bob has asthma"][1] == Sensitivity.HEALTH
-    report = await run_dream(house.memory, load_soul(), now=NOW + timedelta(days=60))
+    report = await run_dream(house.memory, load_soul(), now=house.clock() + timedelta(days=60))
     assert report.counts["decayed"] == 1
     after = {b.proposition: b.confidence for b in await house.memory.inspect(ctx)}
     assert after["Bob likes jazz"] < before["Bob likes jazz"][0]
@@ -379,16 +387,16 @@ async def test_the_dream_proposes_persona_edits_only_from_shared_preferences(
                   scope=private_scope(house.bob.person_id), provenance=Provenance.TOLD,
                   source="s2", kind=Kind.PREFERENCE),
     ])
-    report = await run_dream(house.memory, load_soul(), now=NOW)
+    report = await run_dream(house.memory, load_soul(), now=house.clock())
     assert report.counts["persona_proposed"] == 1
     (proposal,) = await house.memory.state.persona_proposals("pending")
     assert "short messages" in proposal.text and "French" not in proposal.text
-    again = await run_dream(house.memory, load_soul(), now=NOW)
+    again = await run_dream(house.memory, load_soul(), now=house.clock())
     assert again.counts["persona_proposed"] == 0
 
 
 async def test_a_forgotten_fact_is_not_re_extracted_from_older_lines(
-    house: Household,
+    house: Household, clock: TestClock
 ) -> None:
     first = await say(house, house.bob, "I am secretly applying for a job in Oslo")
     model = ScriptedModel()
@@ -403,6 +411,7 @@ async def test_a_forgotten_fact_is_not_re_extracted_from_older_lines(
     assert outcome.status == "refused"
     assert "Oslo" not in " ".join(await facts(house, house.bob))
     # Saying it again afterwards, on purpose, is new material: the next tick keeps it.
+    clock.advance(timedelta(minutes=1))
     await say(house, house.bob, "I am secretly applying for a job in Oslo")
     await tick(house, model)
     assert await facts(house, house.bob) == ["Bob is secretly applying for a job in Oslo"]

@@ -37,6 +37,7 @@ from memory import (
     Memory,
     Person,
     Sensitivity,
+    hold_database,
     make_embedder,
     private_scope,
     utc_now,
@@ -566,13 +567,17 @@ async def _serve(settings: Settings, db: Path) -> int:
 
 async def _serve_with(settings: Settings, db: Path, config: BotConfig, soul: Soul,
                       stop: asyncio.Event) -> int:
-    """Memory, then the model, then Telegram; closed in reverse, whatever happens."""
-    memory = await _open(settings, db, create=True, embed=True)
-    try:
-        async with _model(settings) as gateway:
-            return await _serve_app(config, memory, soul, gateway, stop=stop)
-    finally:
-        await memory.close()
+    """The database's lock, then memory, the model and Telegram; let go in reverse, whatever
+    happens. The lock is held while the bot serves (the OS drops it if the process dies), so a
+    second `hearth run` and `hearth restore` on the same database are refused."""
+    with hold_database(db, create=True, then="one bot serves a database: stop the other one "
+                       "first, or give this one its own --db"):
+        memory = await _open(settings, db, create=True, embed=True)
+        try:
+            async with _model(settings) as gateway:
+                return await _serve_app(config, memory, soul, gateway, stop=stop)
+        finally:
+            await memory.close()
 
 
 async def _serve_app(config: BotConfig, memory: Memory, soul: Soul, gateway: Gateway, *,

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import pwd
+import shutil
 import sqlite3
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.cli import main
+from tests.support.model_server import ModelServer, scripted
 
 
 class Shell:
@@ -351,3 +361,256 @@ def test_init_checks_the_token_with_telegram_and_only_warns_when_it_cannot(
     assert code == 0 and "warning: could not check the token" in err
     assert BOT_TOKEN not in err
     assert (tmp_path / ".env").exists()
+
+
+# --- files that are not what they seem ---------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _child_env(db: Path, **extra: str) -> dict[str, str]:
+    """The environment of a `hearth` process of its own: no setting of the developer's."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "HEARTH_", "TELEGRAM_"))}
+    env.update({"HEARTH_DB": str(db), "HEARTH_EMBEDDER": "none", "PYTHONPATH": str(ROOT),
+                "OPENAI_API_KEY": "test-key", "HEARTH_MODEL": "test-model"})
+    env.update(extra)
+    return env
+
+
+def _hearth_process(*argv: str, env: dict[str, str], cwd: Path,
+                    user: Sequence[str] = ()) -> tuple[int, str, str]:
+    done = subprocess.run(  # noqa: S603 -- our own interpreter, our own arguments
+        [*user, sys.executable, "-m", "bot.cli", *argv], env=env, cwd=cwd,
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def _one_line(err: str) -> None:
+    assert err.endswith("\n") and err.count("\n") == 1, err
+    assert "Traceback" not in err and "Exception in thread" not in err
+
+
+@pytest.mark.parametrize(
+    ("make", "argv", "needle"),
+    [
+        ("folder", ("inspect", "--as", "Bob"), "is a folder"),
+        ("folder", ("people", "add", "Bob"), "is a folder"),
+        ("no-parent", ("inspect", "--as", "Bob"), "no database at"),
+        ("text", ("people", "add", "Bob"), "not a SQLite file"),
+        ("empty", ("people", "add", "Bob"), "is an empty file"),
+        ("foreign", ("people", "add", "Bob"), "not hearth's"),
+    ],
+)
+def test_a_path_that_is_not_a_hearth_database_is_one_line_and_no_thread_traceback(
+    tmp_path: Path, make: str, argv: tuple[str, ...], needle: str
+) -> None:
+    db = tmp_path / "home.db"
+    if make == "folder":
+        db.mkdir()
+    elif make == "no-parent":
+        db = tmp_path / "missing" / "home.db"
+    elif make == "text":
+        db.write_text("shopping: eggs, milk\n")
+    elif make == "empty":
+        db.touch()
+    else:
+        conn = sqlite3.connect(db)
+        with conn:
+            conn.execute("CREATE TABLE recipes(name TEXT)")
+        conn.close()
+    before = db.read_bytes() if db.is_file() else None
+    code, out, err = _hearth_process(*argv, env=_child_env(db), cwd=tmp_path)
+    assert code == 1 and out == ""
+    _one_line(err)
+    assert needle in err
+    assert (db.read_bytes() if db.is_file() else None) == before
+    assert not (tmp_path / "home.db.secret").exists()
+
+
+def test_a_database_whose_secret_is_lost_is_refused_with_how_to_restore_it(
+    household: Shell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = household.db.with_name("home.db.secret")
+    secret.unlink()
+    for argv in (("people", "add", "Zed"), ("inspect", "--as", "Bob"), ("run",)):
+        if argv == ("run",):
+            monkeypatch.setenv("TELEGRAM_BOT_TOKEN", BOT_TOKEN)
+            monkeypatch.setenv("HEARTH_OWNER_TELEGRAM_ID", "1001")
+            monkeypatch.setattr("bot.cli._model", None)  # never reached: refused before
+        code, out, err = household(*argv)
+        assert code == 1 and out == "", argv
+        _one_line(err)
+        assert "home.db.secret" in err and "restore it from your backup" in err
+        assert not secret.exists()  # no new secret beside the old ledger
+    code, out, _ = household("doctor")
+    assert code == 1 and "FAIL  database: the install secret for home.db is missing" in out
+
+
+@pytest.fixture
+def nobody_folder() -> Iterator[Path]:
+    """A folder outside pytest's (root-only) temporary tree, for running hearth as nobody."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to run hearth as nobody")
+    probe = subprocess.run(  # noqa: S603
+        [*_AS_NOBODY, sys.executable, "-c", "import bot.cli"], cwd="/", env=_child_env(
+            Path("/nonexistent")), capture_output=True, check=False, timeout=60)
+    if probe.returncode != 0:
+        pytest.skip("nobody cannot read this checkout")
+    folder = Path(tempfile.mkdtemp(prefix="hearth-nobody-"))
+    try:
+        yield folder
+    finally:
+        folder.chmod(0o700)
+        shutil.rmtree(folder)
+
+
+_AS_NOBODY = ("setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups")
+
+
+@pytest.mark.parametrize("read_only", ["file", "folder"])
+def test_doctor_and_run_refuse_a_database_they_may_not_write_in_one_line(
+    nobody_folder: Path, read_only: str
+) -> None:
+    db = nobody_folder / "home.db"
+    assert main(["people", "add", "Olivia", "--owner", "--db", str(db)]) == 0
+    nobody = pwd.getpwnam("nobody")
+    for path in (nobody_folder, db, db.with_name("home.db.secret")):
+        os.chown(path, nobody.pw_uid, nobody.pw_gid)
+    if read_only == "file":
+        db.chmod(0o444)
+        needle = "home.db is read-only"
+    else:
+        nobody_folder.chmod(0o555)
+        needle = "is read-only"
+    before = db.read_bytes()
+    env = _child_env(db)
+    code, out, err = _hearth_process("doctor", env=env, cwd=nobody_folder, user=_AS_NOBODY)
+    assert code == 1, out + err
+    failures = [line for line in out.splitlines() if line.startswith("FAIL")]
+    assert len(failures) == 1 and failures[0].startswith("FAIL  database:")
+    assert needle in failures[0] and "Traceback" not in out + err
+    run_env = _child_env(db, TELEGRAM_BOT_TOKEN=BOT_TOKEN, HEARTH_OWNER_TELEGRAM_ID="1001",
+                         TELEGRAM_BASE_URL="http://127.0.0.1:9/bot",
+                         OPENAI_BASE_URL="http://127.0.0.1:9/v1")
+    code, out, err = _hearth_process("run", env=run_env, cwd=nobody_folder, user=_AS_NOBODY)
+    assert code == 1 and out == ""
+    _one_line(err)
+    assert needle in err and ("SQLite" in err or read_only == "file")
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in nobody_folder.iterdir()) == (
+        ["home.db", "home.db.lock", "home.db.secret"] if read_only == "file"
+        else ["home.db", "home.db.secret"]
+    )
+
+
+# --- one bot per database --------------------------------------------------------------------
+
+
+class _Telegram:
+    """Just enough of the Bot API on loopback for `hearth run` to start and poll: getMe answers
+    the bot, getUpdates waits a little and has nothing, every other method says yes."""
+
+    def __init__(self) -> None:
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}/bot"
+
+    async def __aenter__(self) -> _Telegram:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for task in list(self._connections):
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        try:
+            while True:
+                head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+                length = 0
+                for line in head.split("\r\n")[1:]:
+                    name, _, value = line.partition(":")
+                    if name.strip().lower() == "content-length":
+                        length = int(value.strip() or 0)
+                await reader.readexactly(length)
+                method = head.split(" ", 2)[1].split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+                result: object = True
+                if method == "getMe":
+                    result = {"id": 7000, "is_bot": True, "first_name": "Wren",
+                              "username": "hearth_test_bot"}
+                elif method in ("getUpdates", "getMyCommands"):
+                    if method == "getUpdates":
+                        await asyncio.sleep(0.5)
+                    result = []
+                body = json.dumps({"ok": True, "result": result}).encode()
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+                await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass
+        finally:
+            self._connections.discard(task)
+            writer.close()
+
+
+async def _hearth_async(*argv: str, env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", *argv, env=env, cwd=cwd,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=120)
+    return int(process.returncode or 0), out.decode(), err.decode()
+
+
+async def test_while_a_bot_serves_a_database_a_second_run_and_a_restore_are_refused(
+    household: Shell, tmp_path: Path
+) -> None:
+    async with _Telegram() as telegram, ModelServer(scripted()) as model:
+        env = _child_env(household.db, TELEGRAM_BOT_TOKEN=BOT_TOKEN,
+                         HEARTH_OWNER_TELEGRAM_ID="1001",
+                         TELEGRAM_BASE_URL=telegram.base_url,
+                         OPENAI_BASE_URL=model.base_url)
+        bot = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot.cli", "run", env=env, cwd=tmp_path,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            assert bot.stderr is not None
+            started = await asyncio.wait_for(bot.stderr.readline(), timeout=60)
+            assert b"running as @hearth_test_bot" in started
+            lock = household.db.with_name("home.db.lock")
+            assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+
+            code, out, err = await _hearth_async("run", env=env, cwd=tmp_path)
+            assert code == 1 and out == ""
+            _one_line(err)
+            assert "is in use" in err and "stop the other one first" in err
+
+            copy = tmp_path / "copy.db"
+            assert (await _hearth_async("backup", str(copy), env=env, cwd=tmp_path))[0] == 0
+            before = household.db.read_bytes()
+            code, out, err = await _hearth_async("restore", str(copy), env=env, cwd=tmp_path)
+            assert code == 1 and out == ""
+            _one_line(err)
+            assert "is in use" in err and "before restoring" in err
+            assert household.db.read_bytes() == before
+        finally:
+            bot.kill()  # a crash: the OS lets go of the lock with the process
+            await bot.wait()
+        code, out, err = await _hearth_async("restore", str(copy), env=env, cwd=tmp_path)
+        assert code == 0, err
+        assert out.startswith("restored")
+

@@ -11,6 +11,12 @@ Reported:
 - the bot's own overhead per turn: from the member's send to her reply arriving in the chat,
   minus the time the model server spent on that turn's completion (the server answers at once,
   so this is the bot's work plus the emulator's delivery, measured from outside the bot);
+- hearth's in-process pipeline per turn (`pipeline_p50_ms`, `pipeline_p95_ms`): the same
+  application in this process, its Bot API answered in memory (tests/bot/telegram_fake.py) and
+  a model that answers at once, timed from the update entering the application's update queue
+  (where the inbox keeps it) to her reply being accepted by "Telegram" (the outbox marks it
+  sent): the inbox, the gate, the turn's transactions, recall, assembly and the outbox, with no
+  HTTP and no model time;
 - model calls spent on consolidation per 100 turns (one call per batch, not per line).
 """
 
@@ -30,7 +36,7 @@ from typing import Any
 
 from bench.recall import percentile
 from bench.report import print_report
-from memory import Memory
+from memory import Memory, make_embedder
 from tests.support.extractor import is_consolidation
 from tests.support.model_server import ModelServer, ResponsePlan, household_responder
 from tests.support.telegram_emulator import Emulator, TgChat, TgUser
@@ -162,6 +168,62 @@ async def run(members: int, turns: int, embedder: str) -> dict[str, object]:
     }
 
 
+class _InstantModel:
+    """Answers every conversational turn at once, so the pipeline is all that is timed."""
+
+    async def reply(self, messages: list[dict[str, str]], **_: Any) -> str:
+        return "Noted: " + " ".join(messages[-1]["content"].split())[:200]
+
+    async def extract(self, messages: list[dict[str, str]], schema: Any) -> Any:
+        raise RuntimeError("no extraction in the pipeline benchmark")
+
+
+async def pipeline(members: int, turns: int, embedder: str) -> list[float]:
+    """Milliseconds per turn through the application in this process (see the docstring)."""
+    # The bot's stack and the in-memory Bot API are loaded only for this measurement.
+    from bot.app import BotConfig, build_application  # noqa: PLC0415
+    from soul.files import load_soul  # noqa: PLC0415
+    from tests.bot.telegram_fake import FakeTelegram, People, as_update  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory(prefix="hearth-pipeline-") as tmp:
+        memory = await Memory.open(Path(tmp) / "hearth.db", embedder=make_embedder(embedder),
+                                   create=True)
+        await memory.people.add("Owner", telegram_id=OWNER_ID, owner=True)
+        ids = [6000 + i for i in range(members)]
+        for n, telegram_id in enumerate(ids):
+            await memory.people.add(f"Member{n}", telegram_id=telegram_id)
+        telegram = FakeTelegram()
+        people = People(telegram)
+        app = build_application(
+            BotConfig(token="1:pipeline-bench", owner_telegram_id=OWNER_ID,  # noqa: S106 -- a fake
+                      tick_seconds=3600),
+            memory=memory, soul=load_soul(None), model=_InstantModel(), request=telegram,
+        )
+        timings: list[float] = []
+        try:
+            await app.initialize()
+            await app.start()
+
+            async def converse(telegram_id: int) -> None:
+                for n in range(turns + 1):  # the first turn warms up and is not counted
+                    text = LINES[n % len(LINES)].format(n=n + 1) + f" (#{n})"
+                    before = len(telegram.sent(telegram_id))
+                    started = time.perf_counter()
+                    await app.update_queue.put(as_update(people.message(telegram_id, text), app))
+                    while len(telegram.sent(telegram_id)) == before:  # noqa: ASYNC110 -- polls a fake
+                        await asyncio.sleep(0.0005)
+                    if n:
+                        timings.append((time.perf_counter() - started) * 1000)
+
+            await asyncio.gather(*(converse(i) for i in ids))
+        finally:
+            if app.running:
+                await app.stop()
+            await app.shutdown()
+            await memory.close()
+    return sorted(timings)
+
+
 async def _consolidated(db: Path) -> bool:
     """Whether every line has been consolidated (no scope waits), read as counts only."""
     memory = await Memory.open(db)
@@ -177,10 +239,17 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=40, help="turns per member")
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "none"])
     args = parser.parse_args()
-    results = [asyncio.run(run(m, args.turns, args.embedder)) for m in args.members]
+    results = []
+    for members in args.members:
+        result = asyncio.run(run(members, args.turns, args.embedder))
+        inside = asyncio.run(pipeline(members, args.turns, args.embedder))
+        result["pipeline_p50_ms"] = round(percentile(inside, 0.50), 1)
+        result["pipeline_p95_ms"] = round(percentile(inside, 0.95), 1)
+        results.append(result)
     print_report(results, [("members", "members"), ("turns", "turns"),
                            ("turns_per_s", "turns/s"), ("overhead_p50_ms", "p50 ms"),
-                           ("overhead_p95_ms", "p95 ms"),
+                           ("overhead_p95_ms", "p95 ms"), ("pipeline_p50_ms", "pipe p50"),
+                           ("pipeline_p95_ms", "pipe p95"),
                            ("consolidation_calls_per_100_turns", "cons/100")])
 
 

@@ -22,17 +22,20 @@ from datetime import datetime, timedelta
 from importlib.util import find_spec
 
 from apscheduler.triggers.cron import CronTrigger  # type: ignore[import-untyped]  # APScheduler 3 ships no type hints
-from telegram import Update
+from telegram import Bot, Update
 from telegram.error import TelegramError
 from telegram.ext import ApplicationBuilder, JobQueue, MessageHandler, TypeHandler, filters
-from telegram.request import BaseRequest
+from telegram.request import BaseRequest, HTTPXRequest
 
 from bot import handlers
 from bot.commands import announce_commands, button_handler, command_handlers
 from bot.context import CONTEXT_TYPES, Hearth, HearthApp, HearthContext
+from bot.inbox import DurableQueue, Intake, resume_pending
 from bot.ordering import ChatOrderedProcessor
+from bot.outbox import Courier
+from bot.request import PatientRequest
 from bot.settings import ConfigError, Settings
-from memory import Memory, utc_now
+from memory import HearthError, Memory, StoreBusy, utc_now
 from soul import tick as soul_tick
 from soul.files import Soul
 from soul.tick import TickModel
@@ -51,6 +54,13 @@ ALLOWED_UPDATES = [
 # holds getUpdates open, but one that answers at once would be asked in a busy loop without a
 # pause. 20 ms bounds that to 50 polls a second; 100 ms doubled a turn's overhead (bench.turns).
 LOCAL_POLL_INTERVAL = 0.02
+# How often updates left in the inbox (a locked database) and replies left in the outbox (a
+# flood limit, Telegram down) are tried again.
+RESUME_SECONDS = 15
+# A stop gives running turns this long to finish, then cancels them (they stay in the inbox):
+# with the updater's stop and the close, a SIGTERM ends within 10 s whatever the model does.
+STOP_GRACE_SECONDS = 4.0
+_CONNECTION_POOL = 256
 
 
 @dataclass(frozen=True)
@@ -122,24 +132,35 @@ def build_application(
     every Bot API call (tests pass an in-process fake)."""
     logging.getLogger("httpx").setLevel(logging.WARNING)  # its request lines carry the token
     jobs: JobQueue[HearthContext] = JobQueue()
+    queue = DurableQueue()
+    intake = Intake(memory, config.owner_telegram_id)
+    queue.intake = intake
+    processor = ChatOrderedProcessor(on_done=intake.finish, on_abandon=intake.abandon)
     builder = (
         ApplicationBuilder()
         .token(config.token)
         .context_types(CONTEXT_TYPES)
         .job_queue(jobs)
-        .concurrent_updates(ChatOrderedProcessor())
+        .update_queue(queue)
+        .concurrent_updates(processor)
         .post_init(announce_commands)
     )
     if config.base_url is not None:
         builder = builder.base_url(config.base_url.rstrip("/"))
         builder = builder.base_file_url(config.base_file_url or "")
+    # Every call but getUpdates waits out flood control and passing trouble (bot.request).
     if request is not None:
-        builder = builder.request(request).get_updates_request(request)
+        builder = builder.request(PatientRequest(request)).get_updates_request(request)
+    else:
+        builder = builder.request(
+            PatientRequest(HTTPXRequest(connection_pool_size=_CONNECTION_POOL))
+        )
     app = builder.build()
     app.bot_data.bind(
         Hearth(memory=memory, soul=soul, model=model, owner_telegram_id=config.owner_telegram_id,
                clock=clock, typing_interval=typing_interval,
-               quiet_after=timedelta(seconds=config.tick_seconds))
+               quiet_after=timedelta(seconds=config.tick_seconds),
+               intake=intake, courier=Courier(memory), processor=processor)
     )
     add_handlers(app)
     schedule_jobs(app, config)
@@ -175,9 +196,16 @@ def schedule_jobs(app: HearthApp, config: BotConfig) -> None:
         trigger = CronTrigger.from_crontab(config.dream_cron)
     except ValueError as exc:
         raise ConfigError(f"bad configuration: HEARTH_DREAM_CRON: {exc}") from None
-    for name in ("tick", "dream"):
+    for name in ("tick", "dream", "resume"):
         for job in queue.get_jobs_by_name(name):
             job.schedule_removal()
+    queue.run_repeating(
+        run_resume_job,
+        interval=RESUME_SECONDS,
+        first=RESUME_SECONDS,
+        name="resume",
+        job_kwargs={"max_instances": 1, "coalesce": True},
+    )
     queue.run_repeating(
         run_tick_job,
         interval=config.tick_seconds,
@@ -191,34 +219,82 @@ def schedule_jobs(app: HearthApp, config: BotConfig) -> None:
 
 
 async def run_tick_job(context: HearthContext) -> None:
-    """One tick: consolidation and compaction. A failure is logged and waits for the next."""
+    """One tick: consolidation and compaction. A failure is logged and waits for the next; a
+    stop cancels it at once (its batch stays pending: the watermark moves only with results)."""
     hearth = context.hearth
-    try:
-        await hearth.memory.sync_index()
-        report = await soul_tick.run_tick(
-            hearth.memory,
-            hearth.model,
-            now=hearth.now(),
-            assistant=hearth.soul.manifest.name,
-            quiet_after=hearth.quiet_after,
-        )
-    except Exception:  # a failed tick must never stop the bot
-        log.exception("the tick failed")
-        return
-    for line in report.lines():
-        log.info("tick: %s", line)
+    with _background(hearth, "tick"):
+        try:
+            await hearth.memory.sync_index()
+            report = await soul_tick.run_tick(
+                hearth.memory,
+                hearth.model,
+                now=hearth.now(),
+                assistant=hearth.soul.manifest.name,
+                quiet_after=hearth.quiet_after,
+            )
+        except StoreBusy as exc:  # another program holds the database: the batch waits
+            log.warning("the tick waits for the next round: %s", exc)
+            return
+        except Exception:  # a failed tick must never stop the bot
+            log.exception("the tick failed")
+            return
+        for line in report.lines():
+            log.info("tick: %s", line)
 
 
 async def run_dream_job(context: HearthContext) -> None:
     """The nightly dream. A failure is logged and waits for the next night."""
     hearth = context.hearth
+    with _background(hearth, "dream"):
+        try:
+            report = await soul_tick.run_dream(hearth.memory, hearth.soul, now=hearth.now())
+        except Exception:  # a failed dream must never stop the bot
+            log.exception("the dream failed")
+            return
+        for line in report.lines():
+            log.info("dream: %s", line)
+
+
+async def run_resume_job(context: HearthContext) -> None:
+    """Updates the inbox still holds and replies the outbox still owes, tried again."""
+    await resume(context.application.update_queue, context.bot, context.hearth)
+
+
+async def resume(queue: asyncio.Queue[object], bot: Bot, hearth: Hearth) -> None:
+    """Work on what a crash, a lock or a flood left behind: pending updates go back to the
+    application (per chat in order), owed replies are sent. Failures wait for the next try."""
     try:
-        report = await soul_tick.run_dream(hearth.memory, hearth.soul, now=hearth.now())
-    except Exception:  # a failed dream must never stop the bot
-        log.exception("the dream failed")
-        return
-    for line in report.lines():
-        log.info("dream: %s", line)
+        if isinstance(queue, DurableQueue) and hearth.intake is not None:
+            await resume_pending(queue, hearth.intake, bot)
+        if hearth.courier is not None:
+            await hearth.courier.deliver_all(bot)
+        await hearth.memory.inbox.prune()
+    except (HearthError, TelegramError) as exc:
+        log.warning("resuming pending work failed (%s); trying again later", exc)
+
+
+@contextlib.contextmanager
+def _background(hearth: Hearth, name: str) -> Iterator[None]:
+    """Register the running task, so a stop can cancel it; a cancel ends it quietly."""
+    task = asyncio.current_task()
+    if task is not None:
+        hearth.background.add(task)
+    try:
+        yield
+    except asyncio.CancelledError:
+        log.info("the %s was stopped; what it was doing stays pending", name)
+    finally:
+        if task is not None:
+            hearth.background.discard(task)
+
+
+async def stop_background(hearth: Hearth, timeout: float = 2.0) -> None:  # noqa: ASYNC109
+    """Cancel the tick and the dream if they run, and wait briefly for them to end."""
+    running = set(hearth.background)
+    for task in running:
+        task.cancel()
+    if running:
+        await asyncio.wait(running, timeout=timeout)
 
 
 @contextlib.contextmanager
@@ -251,19 +327,28 @@ async def serve(
         with stop_on_signals() as signalled:
             await serve(app, config, stop=signalled, on_ready=on_ready)
         return
+    hearth = app.bot_data.hearth
     async with app:
         if app.post_init is not None:
             await app.post_init(app)
         try:
-            await _receive(app, config)
             await app.start()
+            await resume(app.update_queue, app.bot, hearth)  # what the last run left, first
+            await _receive(app, config)
             if on_ready is not None:
                 on_ready(app.bot.username)
             await stop.wait()
         finally:
-            # Reverse order: no new updates, then running turns and jobs finish, then stop.
+            # Reverse order: no new updates; the tick and the dream cancelled; running turns
+            # get a grace period, then are cancelled (they stay in the inbox); then stop.
             if app.updater is not None and app.updater.running:
                 await app.updater.stop()
+            await stop_background(hearth)
+            if hearth.processor is not None:
+                cut = await hearth.processor.close(STOP_GRACE_SECONDS)
+                if cut:
+                    log.info("stopped %d unfinished turn(s); they are answered after restart",
+                             cut)
             if app.running:
                 await app.stop()
 

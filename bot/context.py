@@ -9,6 +9,7 @@ both books live in process memory only and are gone on restart, on purpose.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -18,6 +19,9 @@ from typing import Any, Literal, TypeAlias
 
 from telegram.ext import Application, CallbackContext, ContextTypes, ExtBot, JobQueue
 
+from bot.inbox import Intake
+from bot.ordering import ChatOrderedProcessor
+from bot.outbox import Courier
 from memory import Memory, Person, utc_now
 from soul.files import Soul
 from soul.tick import TickModel
@@ -133,6 +137,15 @@ class Hearth:
     buttons: Buttons = field(default_factory=Buttons)
     # update id -> person id, for the error handler's log line only (bounded; no content).
     recent: OrderedDict[int, str] = field(default_factory=OrderedDict)
+    # The transport: the inbox's book of updates in flight, the outbox's courier, the update
+    # processor (closed with a grace period at stop). Set by `build_application`.
+    intake: Intake | None = None
+    courier: Courier | None = None
+    processor: ChatOrderedProcessor | None = None
+    # Chats already told "I'm having trouble saving things" since the database last worked.
+    troubled: set[int] = field(default_factory=set)
+    # The tick and the dream while they run, so a stop can cancel them at once.
+    background: set[asyncio.Task[None]] = field(default_factory=set)
 
     def now(self) -> datetime:
         return self.clock()

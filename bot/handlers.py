@@ -19,8 +19,8 @@ from telegram.ext import ApplicationHandlerStop
 
 from bot import texts
 from bot.context import Hearth, HearthContext
-from bot.replies import keep_typing, send_text
-from memory import MAX_TURN_CHARS, InvalidRequest, Person, UnknownPerson
+from bot.replies import keep_typing
+from memory import MAX_TURN_CHARS, Delivery, InvalidRequest, Person, StoreBusy, UnknownPerson
 from soul.turn import respond
 
 log = logging.getLogger("hearth.bot")
@@ -182,6 +182,12 @@ async def chat(update: Update, context: HearthContext) -> None:
         return
     group = context.group
     chat_id = f"group:{chat_.id}" if group else f"dm:{update.effective_user.id}"
+    durable = hearth.intake is not None and update.update_id in hearth.intake.durable
+    delivery = Delivery(
+        chat=chat_.id,
+        reply_to=message.message_id if group else None,
+        update_id=update.update_id if durable else None,
+    )
     try:
         async with keep_typing(context.bot, chat_.id, hearth.typing_interval):
             reply = await respond(
@@ -193,15 +199,18 @@ async def chat(update: Update, context: HearthContext) -> None:
                 group=group,
                 text=text,
                 now=hearth.now(),
+                delivery=delivery,
             )
     except USER_FACING as exc:
         await message.reply_text(texts.could_not(str(exc)))
         return
     if reply.fallback:
         log.warning("turn %s answered with the fallback reply", reply.user_turn_id)
-    await send_text(
-        context.bot, chat_.id, reply.text, reply_to=message.message_id if group else None
-    )
+    hearth.troubled.discard(chat_.id)
+    # The reply is in the outbox (stored with the turn); the courier sends it, or leaves it
+    # pending for the resume job when Telegram does not take it yet.
+    if hearth.courier is not None:
+        await hearth.courier.deliver(context.bot, chat_.id)
 
 
 def _is_reply_to_her(message: Message, bot_id: int) -> bool:
@@ -243,6 +252,9 @@ async def on_error(update: object, context: HearthContext) -> None:
     once in the chat, and stop every later handler for this update."""
     error = context.error
     hearth = context.hearth
+    if isinstance(update, Update) and isinstance(error, StoreBusy):
+        await _wait_for_the_database(update, context, hearth)
+        raise ApplicationHandlerStop
     if isinstance(update, Update):
         person = hearth.recent.get(update.update_id, "-")
         log.error("update %s (person %s) failed", update.update_id, person, exc_info=error)
@@ -252,6 +264,26 @@ async def on_error(update: object, context: HearthContext) -> None:
         log.warning("Telegram: %s", error)  # polling trouble: the updater retries by itself
     else:
         log.error("a background task failed", exc_info=error)
+
+
+async def _wait_for_the_database(update: Update, context: HearthContext, hearth: Hearth) -> None:
+    """The database stayed locked past the store's bound: a member's update stays in the inbox
+    and is answered later (the resume job); the chat hears so once, not once per message."""
+    intake = hearth.intake
+    if intake is None or update.update_id not in intake.durable:
+        log.warning("update %s could not be handled: the database is busy", update.update_id)
+        await _apologise(update, context, hearth)
+        return
+    intake.keep(update)
+    log.warning("update %s waits in the inbox: the database is busy", update.update_id)
+    chat = update.effective_chat
+    if chat is None or chat.id in hearth.troubled:
+        return
+    hearth.troubled.add(chat.id)
+    try:
+        await context.bot.send_message(chat.id, texts.TROUBLE_SAVING)
+    except TelegramError as exc:
+        log.warning("could not tell a chat about the busy database: %s", type(exc).__name__)
 
 
 async def _apologise(update: Update, context: HearthContext, hearth: Hearth) -> None:

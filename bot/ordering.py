@@ -9,12 +9,16 @@ task reaches `do_process_update` without suspending (the processor's semaphore i
 a wait while it has room). Here the first await is the chat's `asyncio.Lock`, whose waiters are
 served first in, first out, so a chat's updates run in the order they came. A chat's lock is
 dropped as soon as no update of that chat holds or waits for it.
+
+It also closes the loop with the inbox: when an update's work ends, `on_done` is told (the
+inbox marks it done); when a stop cuts it short, `on_abandon` is (it stays pending). `close`
+gives running work a grace period, then cancels it, so a stop never waits on a hung model.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +26,8 @@ from telegram import Update
 from telegram.ext import BaseUpdateProcessor
 
 DEFAULT_CONCURRENCY = 64
+
+Hook = Callable[[object], Awaitable[None]]
 
 
 @dataclass
@@ -44,9 +50,19 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
     keep `max_concurrent_updates` well above the number of chats that talk at once.
     """
 
-    def __init__(self, max_concurrent_updates: int = DEFAULT_CONCURRENCY) -> None:
+    def __init__(
+        self,
+        max_concurrent_updates: int = DEFAULT_CONCURRENCY,
+        *,
+        on_done: Hook | None = None,
+        on_abandon: Callable[[object], None] | None = None,
+    ) -> None:
         super().__init__(max_concurrent_updates)
         self._slots: dict[int, _Slot] = {}
+        self._on_done = on_done
+        self._on_abandon = on_abandon
+        self._closing = False
+        self._work: set[asyncio.Future[Any]] = set()
 
     @property
     def active_chats(self) -> int:
@@ -56,7 +72,7 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         key = chat_key(update)
         if key is None:
-            await coroutine
+            await self._run(update, coroutine)
             return
         slot = self._slots.get(key)
         if slot is None:
@@ -68,11 +84,11 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
             except BaseException:
                 # Cancelled while waiting (shutdown): the update's coroutine never runs, and
                 # is closed so it is not reported as "never awaited".
-                if isinstance(coroutine, Coroutine):
-                    coroutine.close()
+                _discard(coroutine)
+                self._abandon(update)
                 raise
             try:
-                await coroutine
+                await self._run(update, coroutine)
             finally:
                 slot.lock.release()
         finally:
@@ -80,8 +96,53 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
             if slot.users == 0 and self._slots.get(key) is slot:
                 del self._slots[key]
 
+    async def _run(self, update: object, coroutine: Awaitable[Any]) -> None:
+        if self._closing:  # stopping: it waits in the inbox for the next start
+            _discard(coroutine)
+            self._abandon(update)
+            return
+        work: asyncio.Future[Any] = asyncio.ensure_future(coroutine)
+        self._work.add(work)
+        try:
+            await asyncio.shield(work)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                work.cancel()  # this task itself is being cancelled: so is its work
+                self._abandon(update)
+                raise
+            self._abandon(update)  # `close` cancelled the work; this task ends normally
+            return
+        finally:
+            self._work.discard(work)
+        if self._on_done is not None:
+            await self._on_done(update)
+
+    def _abandon(self, update: object) -> None:
+        if self._on_abandon is not None:
+            self._on_abandon(update)
+
+    async def close(self, grace: float) -> int:
+        """No new work starts; running work gets `grace` seconds, then is cancelled (its
+        updates stay pending). Returns how many were cancelled."""
+        self._closing = True
+        running = set(self._work)
+        if not running:
+            return 0
+        _, late = await asyncio.wait(running, timeout=grace)
+        for work in late:
+            work.cancel()
+        if late:
+            await asyncio.wait(late, timeout=1.0)
+        return len(late)
+
     async def initialize(self) -> None:
         """Nothing to set up: locks are made per chat on demand."""
 
     async def shutdown(self) -> None:
         """Nothing to free: an idle chat keeps no lock."""
+
+
+def _discard(coroutine: Awaitable[Any]) -> None:
+    if isinstance(coroutine, Coroutine):
+        coroutine.close()

@@ -58,6 +58,11 @@ EDITED = (
 )
 EMPTY = "That message looks empty to me. Try again with a few words?"
 APOLOGY = "I'm sorry, something went wrong on my side just now. Please try again in a moment."
+# The database stayed locked (or the disk refused) past the wait bound: what she was told is
+# kept in the inbox and answered once saving works again, so there is nothing to resend.
+TROUBLE_SAVING = (
+    "I'm having trouble saving things just now. I have your message and I'll answer when I can."
+)
 
 
 def too_long(limit: int) -> str:

@@ -6,8 +6,16 @@ wall, then the purpose lens, and is receipted. Nothing outside this package touc
 
 from memory.beliefs import Assertion, normalize
 from memory.embedder import Embedder, MiniLMEmbedder, make_embedder
-from memory.errors import HearthError, InvalidRequest, LedgerError, StoreError, UnknownPerson
+from memory.errors import (
+    HearthError,
+    InvalidRequest,
+    LedgerError,
+    StoreBusy,
+    StoreError,
+    UnknownPerson,
+)
 from memory.facade import MAX_TURN_CHARS, Memory, utc_now
+from memory.inbox import Delivery, OwedReply
 from memory.lens import GRANTABLE
 from memory.lockfile import hold_database
 from memory.models import (
@@ -41,6 +49,7 @@ __all__ = [
     "Assertion",
     "Belief",
     "BeliefStatus",
+    "Delivery",
     "Embedder",
     "Evidence",
     "Explanation",
@@ -54,6 +63,7 @@ __all__ = [
     "MAX_TURN_CHARS",
     "Memory",
     "MiniLMEmbedder",
+    "OwedReply",
     "Person",
     "Provenance",
     "Recalled",
@@ -61,6 +71,7 @@ __all__ = [
     "Role",
     "SHARED",
     "Sensitivity",
+    "StoreBusy",
     "StoreError",
     "Summary",
     "Turn",

@@ -2,6 +2,8 @@
 
     HearthError
     ├── StoreError        the database is missing, corrupt, locked or from a newer hearth
+    │   └── StoreBusy     locked by another program past the wait bound, or cannot be written
+    │                     just now (disk full, I/O): nothing was stored; try the same work later
     ├── UnknownPerson     a name or id that is not a household member
     ├── InvalidRequest    input the caller can fix (empty text, an activity that cannot be granted)
     └── LedgerError       the install secret is missing or unreadable
@@ -19,6 +21,11 @@ class HearthError(Exception):
 
 class StoreError(HearthError):
     pass
+
+
+class StoreBusy(StoreError):
+    """Nothing was written: the database stayed locked past the wait bound, or could not be
+    written just now. The caller keeps what it was saving and tries again later."""
 
 
 class UnknownPerson(HearthError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,6 +31,7 @@ from memory.embedder import Vectors as Matrix
 from memory.errors import InvalidRequest
 from memory.forget import forget_matching, like_escape, purge_scope
 from memory.household import HouseholdBook
+from memory.inbox import Delivery, Inbox, Outbox, finish_update, purge_chat, queue_reply
 from memory.lens import GRANTABLE, may_use
 from memory.lockfile import hold_database
 from memory.models import (
@@ -98,6 +99,8 @@ class Memory:
         self.people = PeopleBook(store, self._now_text)
         self.state = StateBook(store, self._now_text)
         self.household = HouseholdBook(store, self.people, self._now)
+        self.inbox = Inbox(store, self._now)
+        self.outbox = Outbox(store, self._now)
 
     # --- life cycle --------------------------------------------------------------------------
 
@@ -136,6 +139,15 @@ class Memory:
     @property
     def path(self) -> Path:
         return self._store.path
+
+    @property
+    def lock_wait(self) -> float:
+        """How long one write waits for another program's lock before StoreBusy (seconds)."""
+        return self._store.lock_wait
+
+    @lock_wait.setter
+    def lock_wait(self, seconds: float) -> None:
+        self._store.lock_wait = seconds
 
     async def backup(self, target: Path) -> None:
         """An online, consistent copy of the database, with the install secret beside it."""
@@ -319,22 +331,69 @@ class Memory:
         role: Role,
         scope: str,
         text: str,
+        source_update: int | None = None,
     ) -> int:
-        """Store one transcript line with secret tokens masked; returns its id, nothing more."""
+        """Store one transcript line with secret tokens masked; returns its id, nothing more.
+
+        A line from a Telegram update names it (`source_update`): the same update again (a turn
+        replayed after a crash) returns the line already stored instead of a second one."""
         _check_scope(scope)
-        text = text.replace("\x00", "")
-        if not text.strip():
-            raise InvalidRequest("an empty line is not stored")
-        if len(text) > MAX_TURN_CHARS:
-            raise InvalidRequest(f"a line is at most {MAX_TURN_CHARS} characters")
-        masked = mask_secrets(text)
+        masked = _line_text(text)
         async with self._store.transaction() as tx:
+            if source_update is not None:
+                existing = await tx.scalar(
+                    "SELECT turn_id FROM turns WHERE source_update = ?", (source_update,)
+                )
+                if existing is not None:
+                    return int(existing)
             return await tx.execute(
-                "INSERT INTO turns(chat_id, speaker_id, role, scope, sensitivity, text, at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO turns(chat_id, speaker_id, role, scope, sensitivity, text, at,"
+                " source_update) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (chat_id, speaker_id, role.value, scope, classify(masked).value, masked,
-                 self._now_text()),
+                 self._now_text(), source_update),
             )
+
+    async def turn_for_update(self, update_id: int) -> int | None:
+        """The id of the line an update already stored, if any (ids only, never text)."""
+        async with self._store.transaction() as tx:
+            found = await tx.scalar(
+                "SELECT turn_id FROM turns WHERE source_update = ?", (update_id,)
+            )
+        return None if found is None else int(found)
+
+    async def record_reply(
+        self,
+        *,
+        chat_id: str,
+        scope: str,
+        text: str,
+        template_version: str,
+        tokens: Mapping[str, int],
+        belief_ids: Sequence[int],
+        delivery: Delivery | None = None,
+    ) -> int:
+        """Her reply, in one transaction: the transcript line, its turn log, and (for a chat
+        on Telegram) the outbox entry that will carry it and the inbox update it completes. A
+        crash before this commits replays the turn; after it, the reply is only delivered."""
+        _check_scope(scope)
+        masked = _line_text(text)
+        now = self._now_text()
+        async with self._store.transaction() as tx:
+            reply_turn = await tx.execute(
+                "INSERT INTO turns(chat_id, speaker_id, role, scope, sensitivity, text, at)"
+                " VALUES (?, NULL, ?, ?, ?, ?, ?)",
+                (chat_id, Role.ASSISTANT.value, scope, classify(masked).value, masked, now),
+            )
+            await tx.execute(
+                "INSERT OR REPLACE INTO turn_log(turn_id, template_version, tokens, belief_ids,"
+                " at) VALUES (?, ?, ?, ?, ?)",
+                (reply_turn, template_version, json.dumps(dict(tokens)),
+                 json.dumps(list(belief_ids)), now),
+            )
+            if delivery is not None:
+                await queue_reply(tx, delivery, text, now)
+                await finish_update(tx, delivery.update_id, now)
+        return reply_turn
 
     async def remember(
         self,
@@ -1211,6 +1270,8 @@ class Memory:
         person = await self.people.get(person_id)
         async with self._store.transaction() as tx:
             gone = await purge_scope(tx, private_scope(person.person_id))
+            if person.telegram_id is not None:  # their DM's chat id is their Telegram id
+                await purge_chat(tx, person.telegram_id)
             await tx.execute("DELETE FROM affect WHERE key = ?", (f"person:{person.person_id}",))
             await tx.execute("DELETE FROM people WHERE person_id = ?", (person.person_id,))
         if self._index is not None:
@@ -1235,6 +1296,16 @@ def _owner_means_shared(person: Person, activity: Activity) -> bool:
     the wall never shows anyone's private facts to a group, so a grant over the owner's own
     could never open anything."""
     return person.is_owner and activity == Activity.GROUP_CONVERSATION
+
+
+def _line_text(text: str) -> str:
+    """A transcript line as stored: NULs dropped, within the size limit, secret tokens masked."""
+    text = text.replace("\x00", "")
+    if not text.strip():
+        raise InvalidRequest("an empty line is not stored")
+    if len(text) > MAX_TURN_CHARS:
+        raise InvalidRequest(f"a line is at most {MAX_TURN_CHARS} characters")
+    return mask_secrets(text)
 
 
 def _check_scope(scope: str) -> None:

@@ -234,8 +234,45 @@ _HOUSEHOLD_AND_TICK: tuple[str, ...] = (
     )""",
 )
 
+# Nothing a member says is lost: the inbox holds a member's update from before its offset is
+# confirmed to Telegram until the turn it produced is stored; the outbox holds her reply until
+# Telegram accepted every part of it. Both are transport, not memory: no read of the gate, no
+# export and no recall ever reads them, and a row's text is cleared the moment it is done.
+_INBOX_AND_OUTBOX: tuple[str, ...] = (
+    """CREATE TABLE inbox (
+        update_id INTEGER PRIMARY KEY,
+        chat_id INTEGER NOT NULL,
+        payload TEXT,
+        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        received_at TEXT NOT NULL,
+        done_at TEXT,
+        CHECK ((state = 'pending') = (payload IS NOT NULL))
+    )""",
+    "CREATE INDEX inbox_by_state ON inbox(state, update_id)",
+    """CREATE TABLE outbox (
+        reply_id INTEGER PRIMARY KEY,
+        chat_id INTEGER NOT NULL,
+        update_id INTEGER,
+        reply_to INTEGER,
+        text TEXT NOT NULL,
+        parts_sent INTEGER NOT NULL DEFAULT 0,
+        message_ids TEXT NOT NULL DEFAULT '[]',
+        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sent', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        sent_at TEXT
+    )""",
+    "CREATE INDEX outbox_by_chat ON outbox(state, chat_id, reply_id)",
+    # The update a member's line came from: a turn replayed after a crash stores it once.
+    "ALTER TABLE turns ADD COLUMN source_update INTEGER",
+    "CREATE UNIQUE INDEX turns_by_update ON turns(source_update)"
+    " WHERE source_update IS NOT NULL",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", _INITIAL),
     ("0002_soul_state", _SOUL_STATE),
     ("0003_household_and_tick", _HOUSEHOLD_AND_TICK),
+    ("0004_inbox_and_outbox", _INBOX_AND_OUTBOX),
 )

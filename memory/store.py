@@ -7,12 +7,21 @@ from outside `memory/` (the facade in `memory.facade` is the only door).
 
 Every transaction is `BEGIN IMMEDIATE` on the one connection, under an asyncio lock: a read and
 its receipt commit together, and a belief and its evidence commit together.
+
+Another program may hold the database (a backup tool, `sqlite3` with `BEGIN EXCLUSIVE`). Then a
+transaction waits: SQLite's busy handler for a second at a time, and between tries an asyncio
+sleep with backoff, so the event loop and shutdown stay responsive, up to `lock_wait` seconds
+in all, with one log line when the wait starts and one when it ends. Past the bound it raises
+`StoreBusy` having written nothing, and so does a write the disk refuses just now (full, I/O):
+the caller keeps its work and tries again later, never drops it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,13 +30,29 @@ from typing import Any
 import aiosqlite
 
 from memory.dbfile import check_database_file
-from memory.errors import StoreError
+from memory.errors import StoreBusy, StoreError
 from memory.migrations import MIGRATIONS
 
 Params = Sequence[Any] | dict[str, Any]
 Row = sqlite3.Row
 
-_BUSY_TIMEOUT_MS = 5000
+log = logging.getLogger("hearth.store")
+
+# SQLite's own wait per attempt; the store's loop around it bounds the whole wait.
+_BUSY_TIMEOUT_MS = 1000
+# How long one transaction waits for another program's lock before giving up (StoreBusy).
+LOCK_WAIT_SECONDS = 10.0
+_BACKOFF_FIRST_S = 0.05
+_BACKOFF_MAX_S = 1.0
+# SQLite's words for "not now": another connection holds a lock, or the disk refuses.
+_TRANSIENT_WORDS = ("locked", "busy", "disk is full", "disk i/o", "unable to open")
+
+
+def is_transient(exc: sqlite3.Error) -> bool:
+    """True for errors that say "not now" rather than "never": retry the same work later."""
+    return isinstance(exc, sqlite3.OperationalError) and any(
+        word in str(exc).lower() for word in _TRANSIENT_WORDS
+    )
 
 
 class Tx:
@@ -71,10 +96,13 @@ class Tx:
 class Store:
     """The database file and its single connection."""
 
-    def __init__(self, path: Path, conn: aiosqlite.Connection) -> None:
+    def __init__(self, path: Path, conn: aiosqlite.Connection,
+                 lock_wait: float = LOCK_WAIT_SECONDS) -> None:
         self.path = path
         self._conn = conn
         self._lock = asyncio.Lock()
+        self.lock_wait = lock_wait
+        self._locked_since: float | None = None
 
     @classmethod
     async def open(cls, path: Path, *, create: bool) -> Store:
@@ -140,23 +168,66 @@ class Store:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Tx]:
-        """The one serialised path: BEGIN IMMEDIATE, commit on success, roll back on error."""
+        """The one serialised path: BEGIN IMMEDIATE, commit on success, roll back on error.
+
+        Waits for another program's lock up to `lock_wait` seconds; raises StoreBusy, with
+        nothing written, when the lock outlasts that or the disk refuses the write."""
         async with self._lock:
-            try:
-                await self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                raise StoreError(f"the database is busy or locked: {exc}") from exc
+            await self._begin()
             try:
                 yield Tx(self._conn)
+            except sqlite3.Error as exc:
+                await self._rollback()
+                if is_transient(exc):
+                    raise StoreBusy(f"the database could not be written just now: {exc}") from exc
+                raise
             except BaseException:
-                await self._conn.rollback()
+                await self._rollback()
                 raise
             else:
                 try:
                     await self._conn.commit()
-                except sqlite3.OperationalError as exc:
-                    await self._conn.rollback()
+                except sqlite3.Error as exc:
+                    await self._rollback()
+                    if is_transient(exc):
+                        raise StoreBusy(f"the database could not commit just now: {exc}") from exc
                     raise StoreError(f"the database could not commit: {exc}") from exc
+
+    async def _begin(self) -> None:
+        """BEGIN IMMEDIATE, retried with backoff while another program holds the lock. One
+        warning when a lock starts to hold this store up, one line when it lets go."""
+        started = time.monotonic()
+        delay = _BACKOFF_FIRST_S
+        while True:
+            try:
+                await self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if not is_transient(exc):
+                    raise StoreError(f"the database cannot start a transaction: {exc}") from exc
+                if self._locked_since is None:
+                    self._locked_since = started
+                    log.warning("the database is locked by another program; each write waits "
+                                "up to %.0f s, then is kept and retried later", self.lock_wait)
+                spent = time.monotonic() - started
+                if spent + delay > self.lock_wait:
+                    raise StoreBusy(
+                        f"the database is busy or locked by another program: {exc}"
+                    ) from exc
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, _BACKOFF_MAX_S)
+                continue
+            if self._locked_since is not None:
+                log.warning("the database is free again after %.1f s",
+                            time.monotonic() - self._locked_since)
+                self._locked_since = None
+            return
+
+    async def _rollback(self) -> None:
+        # A failed rollback (no transaction left, the disk gone) must not hide the first error.
+        try:
+            await self._conn.rollback()
+        except sqlite3.Error as exc:
+            log.warning("rollback failed: %s", exc)
 
     async def checkpoint(self) -> None:
         """Fold the WAL into the database file and truncate it."""

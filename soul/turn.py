@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from memory import HearthError, Memory, Person, Role, chat_scope
+from memory import Delivery, HearthError, Memory, Person, Role, chat_scope
 from soul.affect import apply_event, appraise
 from soul.assembler import Intent, Prompt, affect_key, assemble, current_affect
 from soul.files import Soul
@@ -60,18 +60,27 @@ async def respond(
     group: bool,
     text: str,
     now: datetime,
+    delivery: Delivery | None = None,
 ) -> Reply:
-    """Answer one message from a member, in their DM or in the household group."""
+    """Answer one message from a member, in their DM or in the household group.
+
+    With a `delivery` (a line that came from Telegram), the reply is queued for it and the
+    update completed in the same transaction that stores the reply; a turn replayed after a
+    crash finds the member's line already stored and does not store it, or its goals, twice."""
     scope = chat_scope(group=group, member_id=speaker.person_id)
+    source = delivery.update_id if delivery is not None else None
+    replayed = source is not None and await memory.turn_for_update(source) is not None
     user_turn = await memory.append_turn(
-        chat_id=chat_id, speaker_id=speaker.person_id, role=Role.USER, scope=scope, text=text
+        chat_id=chat_id, speaker_id=speaker.person_id, role=Role.USER, scope=scope, text=text,
+        source_update=source,
     )
-    for goal in requested_goals(text):
-        await memory.add_goal(speaker.person_id, goal, scope=scope, provenance="requested",
-                              source_turn_id=user_turn)
     intent = Intent(speaker=speaker, chat_id=chat_id, group=group, text=text, now=now,
                     turn_id=user_turn)
-    await _feel(memory, soul, intent)
+    if not replayed:
+        for goal in requested_goals(text):
+            await memory.add_goal(speaker.person_id, goal, scope=scope, provenance="requested",
+                                  source_turn_id=user_turn)
+        await _feel(memory, soul, intent)
     prompt = await assemble(memory, soul, intent)
     fallback = False
     try:
@@ -85,12 +94,12 @@ async def respond(
     if fallback:
         # The apology is not kept as something she said: in later prompts a small model would
         # copy it, and the exchange did not happen. The member's line stays for the tick.
+        if delivery is not None:
+            await memory.outbox.queue(delivery, answer)
         return Reply(answer, prompt, user_turn, None, fallback)
-    reply_turn = await memory.append_turn(
-        chat_id=chat_id, speaker_id=None, role=Role.ASSISTANT, scope=scope, text=answer
-    )
-    await memory.state.log_turn(
-        reply_turn, prompt.template_version, prompt.tokens, prompt.belief_ids
+    reply_turn = await memory.record_reply(
+        chat_id=chat_id, scope=scope, text=answer, template_version=prompt.template_version,
+        tokens=prompt.tokens, belief_ids=prompt.belief_ids, delivery=delivery,
     )
     for goal in promised_goals(answer):
         await memory.add_goal(speaker.person_id, goal, scope=scope, provenance="promised",

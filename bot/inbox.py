@@ -1,0 +1,177 @@
+"""Receiving updates durably: a member's update is in the database before Telegram hears it
+was received, and is done only once the turn it produced is stored.
+
+Owns: `DurableQueue`, the application's `update_queue`, and `Intake`, its book of updates in
+flight. Why the queue is the seam: python-telegram-bot's Updater (long polling) awaits
+`update_queue.put` for every update of a batch before it moves its offset, and its webhook
+handler awaits the same `put` before it answers Telegram 200. A `put` that first writes the
+update to the inbox therefore makes both ways of receiving durable, with python-telegram-bot's
+own polling, retries and webhook server unchanged; a custom polling loop would have covered
+polling only.
+
+A `put` that cannot write (the database locked past its bound, the disk full) keeps trying,
+with backoff: the offset is not confirmed meanwhile, so Telegram keeps the update, and a stop
+cancels the wait with nothing lost. Strangers' updates (and the owner's first `/household` in a
+group not yet served) are never written: they go straight to the gatekeeper, which stores
+nothing of theirs. The gatekeeper still decides everything; the intake only decides what is
+worth keeping.
+
+Must not: decide what a member may do, or keep an update's text after it is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+
+from telegram import Bot, Update
+from telegram.constants import ChatType
+
+from memory import Memory, StoreError
+
+log = logging.getLogger("hearth.bot")
+
+_GROUPS = frozenset({ChatType.GROUP, ChatType.SUPERGROUP})
+_RETRY_FIRST_S = 0.5
+_RETRY_MAX_S = 10.0
+
+
+class Intake:
+    """Which updates came through the inbox, which are being worked on, and which must wait
+    for another try (`keep`)."""
+
+    def __init__(self, memory: Memory, owner_telegram_id: int) -> None:
+        self._memory = memory
+        self._owner = owner_telegram_id
+        self.durable: set[int] = set()  # in the inbox and handed to the application
+        self._kept: set[int] = set()  # failed for a reason that passes: answer later
+
+    async def is_member_update(self, update: Update) -> bool:
+        """True for an update of a household member in a chat she serves."""
+        user, chat = update.effective_user, update.effective_chat
+        if user is None or chat is None or user.is_bot:
+            return False
+        known = user.id == self._owner or (
+            await self._memory.people.by_telegram_id(user.id) is not None
+        )
+        if not known:
+            return False
+        if chat.type == ChatType.PRIVATE:
+            return True
+        if chat.type in _GROUPS:
+            return await self._memory.household.is_household_group(str(chat.id))
+        return False
+
+    async def receive(self, update: Update) -> bool:
+        """Write a member's update to the inbox; True when the application should work on it
+        now (a stranger's, or a member's seen for the first time)."""
+        if not await self.is_member_update(update):
+            return True
+        chat = update.effective_chat
+        assert chat is not None  # a member's update always has a chat  # noqa: S101
+        fresh = await self._memory.inbox.receive(
+            update.update_id, chat.id, json.dumps(update.to_dict(), ensure_ascii=False)
+        )
+        if not fresh:
+            return False  # delivered again: already kept, and resumed from the inbox
+        self.durable.add(update.update_id)
+        return True
+
+    def keep(self, update: object) -> None:
+        """This update's work failed for a reason that passes (a locked database): it stays
+        in the inbox and is tried again by the resume job."""
+        if isinstance(update, Update) and update.update_id in self.durable:
+            self._kept.add(update.update_id)
+
+    def is_kept(self, update: object) -> bool:
+        return isinstance(update, Update) and update.update_id in self._kept
+
+    async def finish(self, update: object) -> None:
+        """The application finished an update: done in the inbox, unless it is kept."""
+        if not isinstance(update, Update) or update.update_id not in self.durable:
+            return
+        update_id = update.update_id
+        self.durable.discard(update_id)
+        if update_id in self._kept:
+            self._kept.discard(update_id)
+            return
+        try:
+            await self._memory.inbox.finish(update_id)
+        except StoreError as exc:
+            # Still pending: it is answered again later, and a stored line is not stored twice.
+            log.warning("update %s could not be marked done yet: %s", update_id, exc)
+
+    def abandon(self, update: object) -> None:
+        """A stop cut the update's work short: it stays pending for the next start."""
+        if isinstance(update, Update):
+            self.durable.discard(update.update_id)
+            self._kept.discard(update.update_id)
+
+    async def pending(self, bot: Bot) -> list[Update]:
+        """Inbox updates nobody is working on, oldest first, to be worked on again."""
+        found: list[Update] = []
+        for update_id, payload in await self._memory.inbox.pending():
+            if update_id in self.durable:
+                continue
+            try:
+                update = Update.de_json(json.loads(payload), bot)
+            except (ValueError, TypeError, KeyError) as exc:
+                log.error("inbox update %s cannot be read (%s); dropping it", update_id,
+                          type(exc).__name__)
+                await self._memory.inbox.finish(update_id)
+                continue
+            self.durable.add(update_id)
+            found.append(update)
+        return found
+
+
+class DurableQueue(asyncio.Queue[object]):
+    """The application's update queue: `put` keeps a member's update in the inbox first."""
+
+    def __init__(self, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        super().__init__()
+        self.intake: Intake | None = None
+        self._sleep = sleep
+
+    async def put(self, item: object) -> None:
+        intake = self.intake
+        if intake is not None and isinstance(item, Update) and not (
+            await self._receive(intake, item)
+        ):
+            return  # delivered again: the inbox already holds it
+        await super().put(item)
+
+    async def resume(self, update: Update) -> None:
+        """Hand an update already in the inbox to the application."""
+        await super().put(update)
+
+    async def _receive(self, intake: Intake, update: Update) -> bool:
+        delay = _RETRY_FIRST_S
+        failing = False
+        while True:
+            try:
+                fresh = await intake.receive(update)
+            except StoreError as exc:
+                if not failing:
+                    log.error("cannot keep incoming updates yet (%s); Telegram keeps them "
+                              "until they are stored", exc)
+                    failing = True
+                await self._sleep(delay)
+                delay = min(delay * 2, _RETRY_MAX_S)
+                continue
+            if failing:
+                log.warning("incoming updates are kept again")
+            return fresh
+
+
+async def resume_pending(queue: DurableQueue, intake: Intake, bot: Bot) -> int:
+    """Hand every inbox update nobody works on back to the application; returns how many."""
+    updates = await intake.pending(bot)
+    for update in updates:
+        await queue.resume(update)
+    if updates:
+        log.info("resumed %d update(s) from the inbox", len(updates))
+    return len(updates)
+

@@ -1,0 +1,84 @@
+"""Delivering her replies from the outbox: each exactly once, in order, whatever Telegram says.
+
+Owns: `Courier`, which sends a chat's owed replies oldest first, part by part (a long reply is
+split as `bot.replies.split_reply` splits it, and keeps that order), records each part's
+Telegram message id as soon as Telegram accepted it, and stops at the first part that still
+fails after the request's own patience: the reply stays pending and the chat's later replies
+wait behind it, so order holds. A later `deliver` (the next turn in that chat, the resume job,
+the next start) picks up at the part it stopped at. A refusal that will not change (the chat
+is gone, the member blocked her) ends that reply, logged by id.
+
+Must not: decide what is said, or send anything the outbox does not hold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from telegram import Bot, ReplyParameters
+from telegram.error import BadRequest, Forbidden, InvalidToken, TelegramError
+
+from bot.replies import split_reply
+from memory import Memory, OwedReply
+
+log = logging.getLogger("hearth.bot")
+
+_FINAL = (BadRequest, Forbidden)
+
+
+class Courier:
+    """Sends owed replies; one delivery per chat at a time, so no part goes out twice."""
+
+    def __init__(self, memory: Memory) -> None:
+        self._memory = memory
+        self._locks: dict[int, asyncio.Lock] = {}
+
+    async def deliver(self, bot: Bot, chat: int) -> bool:
+        """Send what the chat is owed; True when nothing is left pending for it."""
+        lock = self._locks.setdefault(chat, asyncio.Lock())
+        async with lock:
+            for owed in await self._memory.outbox.pending(chat):
+                if not await self._send(bot, owed):
+                    return False
+            return True
+
+    async def deliver_all(self, bot: Bot) -> int:
+        """Every chat's owed replies (at start and from the resume job); returns how many
+        chats still have something pending."""
+        chats = sorted({owed.chat for owed in await self._memory.outbox.pending()})
+        left = 0
+        for chat in chats:
+            if not await self.deliver(bot, chat):
+                left += 1
+        return left
+
+    async def _send(self, bot: Bot, owed: OwedReply) -> bool:
+        parts = split_reply(owed.text)
+        if not parts:  # nothing sayable (whitespace only): done
+            await self._memory.outbox.failed_attempt(owed.reply_id, final=True)
+            return True
+        for n in range(owed.parts_sent, len(parts)):
+            reply = (
+                ReplyParameters(message_id=owed.reply_to, allow_sending_without_reply=True)
+                if owed.reply_to is not None and n == 0
+                else None
+            )
+            try:
+                message = await bot.send_message(owed.chat, parts[n], reply_parameters=reply)
+            except InvalidToken:
+                raise
+            except _FINAL as exc:
+                log.error("reply %s was refused by Telegram for good (%s)",
+                          owed.reply_id, type(exc).__name__)
+                await self._memory.outbox.failed_attempt(owed.reply_id, final=True)
+                return True
+            except TelegramError as exc:
+                log.warning("reply %s is not delivered yet (%s); it stays pending",
+                            owed.reply_id, type(exc).__name__)
+                await self._memory.outbox.failed_attempt(owed.reply_id, final=False)
+                return False
+            await self._memory.outbox.part_sent(
+                owed.reply_id, message.message_id, last=n == len(parts) - 1
+            )
+        return True

@@ -1,0 +1,253 @@
+"""The inbox, the outbox and patient calls, in process: a member's update is kept before it is
+handed on, a locked database delays a turn without losing it, a stop cuts a hung turn short
+and keeps it, and a reply is sent part by part exactly once whatever Telegram answers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from telegram import Bot
+
+from bot import texts
+from bot.app import BotConfig, build_application, resume
+from bot.context import HearthApp
+from bot.outbox import Courier
+from bot.replies import split_reply
+from bot.request import PatientRequest
+from memory import AccessContext, Activity, Delivery, Memory, Role
+from soul.files import load_soul
+from tests.bot.telegram_fake import FakeTelegram, People, as_update
+from tests.bot.test_telegram import FakeModel
+from tests.helpers import HashEmbedder, TestClock, raw_bytes
+
+OWNER, BOB, STRANGER = 1001, 1002, 5555
+TOKEN = "123456:TEST-token"
+
+
+class FaultyTelegram(FakeTelegram):
+    """The in-process Bot API, answering the next `sendMessage` calls with `faults` first:
+    an int is an HTTP status (429 carries retry_after 1; 200 passes), "drop" a dropped
+    connection."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.faults: list[int | str] = []
+
+    async def do_request(  # noqa: PLR0917 -- BaseRequest's own signature
+        self, url: str, method: str, request_data: Any = None, read_timeout: Any = None,
+        write_timeout: Any = None, connect_timeout: Any = None, pool_timeout: Any = None,
+    ) -> tuple[int, bytes]:
+        if url.endswith("/sendMessage") and self.faults:
+            fault = self.faults.pop(0)
+            if fault == 200:  # this one passes
+                return await super().do_request(url, method, request_data, read_timeout,
+                                                write_timeout, connect_timeout, pool_timeout)
+            if fault == "drop":
+                from telegram.error import NetworkError  # noqa: PLC0415
+
+                raise NetworkError("the connection dropped (test)")
+            assert isinstance(fault, int)
+            body: dict[str, Any] = {"ok": False, "error_code": fault, "description": "fault"}
+            if fault == 429:
+                body["parameters"] = {"retry_after": 1}
+            return fault, json.dumps(body).encode()
+        return await super().do_request(url, method, request_data, read_timeout,
+                                        write_timeout, connect_timeout, pool_timeout)
+
+    def delivered(self, chat_id: int) -> list[str]:
+        return self.texts(chat_id)
+
+
+class Sleeps:
+    """An injected sleep: records what was asked and returns at once."""
+
+    def __init__(self) -> None:
+        self.asked: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.asked.append(seconds)
+
+
+@pytest.fixture
+async def memory(tmp_path: Path) -> AsyncIterator[Memory]:
+    from datetime import UTC, datetime  # noqa: PLC0415
+
+    clock = TestClock(datetime(2030, 1, 1, 9, 0, tzinfo=UTC))
+    opened = await Memory.open(tmp_path / "hearth.db", embedder=HashEmbedder(), create=True,
+                               clock=clock)
+    await opened.people.add("Olivia", telegram_id=OWNER, owner=True)
+    await opened.people.add("Bob", telegram_id=BOB)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+@pytest.fixture
+async def app(memory: Memory) -> AsyncIterator[tuple[HearthApp, FaultyTelegram, FakeModel]]:
+    telegram = FaultyTelegram()
+    model = FakeModel()
+    application = build_application(
+        BotConfig(token=TOKEN, owner_telegram_id=OWNER), memory=memory, soul=load_soul(None),
+        model=model, request=telegram, typing_interval=0.02,
+    )
+    await application.initialize()
+    try:
+        yield application, telegram, model
+    finally:
+        if application.running:
+            await application.stop()
+        await application.shutdown()
+
+
+async def bob_lines(memory: Memory) -> list[str]:
+    bob = await memory.people.by_telegram_id(BOB)
+    assert bob is not None
+    ctx = AccessContext.for_member(bob.person_id, Activity.MEMBER_INSPECT, "test")
+    return [t.text for t in await memory.transcript(ctx) if t.role == Role.USER]
+
+
+async def until(check: Any, timeout: float = 10.0) -> None:  # noqa: ASYNC109
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not await check():
+        assert loop.time() < deadline, "waited too long"
+        await asyncio.sleep(0.02)
+
+
+async def test_a_members_update_is_in_the_inbox_before_it_is_handed_on_and_a_strangers_never(
+    app: tuple[HearthApp, FaultyTelegram, FakeModel], memory: Memory
+) -> None:
+    application, telegram, _ = app
+    people = People(telegram)
+    first = people.message(BOB, "I grow chillies")
+    await application.update_queue.put(as_update(first, application))
+    await application.update_queue.put(as_update(
+        people.message(STRANGER, "my locker code is pineapple-4471"), application))
+    assert application.update_queue.qsize() == 2  # both handed on
+    assert await memory.inbox.count_pending() == 1  # only the member's was kept
+    await memory.checkpoint()
+    assert b"pineapple" not in raw_bytes(memory.path)
+    # Telegram delivering the member's update again (its offset was never confirmed) adds
+    # nothing: it is already kept and will be answered once.
+    await application.update_queue.put(as_update(first, application))
+    assert application.update_queue.qsize() == 2
+
+
+async def test_a_turn_that_meets_a_locked_database_waits_in_the_inbox_and_is_answered_once(
+    app: tuple[HearthApp, FaultyTelegram, FakeModel], memory: Memory
+) -> None:
+    application, telegram, model = app
+    hearth = application.bot_data.hearth
+    people = People(telegram)
+    memory.lock_wait = 0.3
+    for text in ("first while locked", "second while locked"):
+        await application.update_queue.put(as_update(people.message(BOB, text), application))
+    other = sqlite3.connect(memory.path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another program holds the database
+    try:
+        await application.start()
+
+        async def told() -> bool:
+            return texts.TROUBLE_SAVING in telegram.delivered(BOB)
+
+        await until(told)
+        await until(lambda: _idle(application))
+    finally:
+        other.execute("COMMIT")
+        other.close()
+    assert telegram.delivered(BOB) == [texts.TROUBLE_SAVING]  # once, not once per message
+    assert model.requests == []
+    assert await memory.inbox.count_pending() == 2
+
+    await resume(application.update_queue, application.bot, hearth)
+
+    async def answered() -> bool:
+        return len(telegram.delivered(BOB)) == 3
+
+    await until(answered)
+    assert telegram.delivered(BOB)[1:] == [model.answer, model.answer]
+    assert await bob_lines(memory) == ["first while locked", "second while locked"]
+    assert await memory.inbox.count_pending() == 0
+    await resume(application.update_queue, application.bot, hearth)  # nothing left to redo
+    await asyncio.sleep(0.1)
+    assert len(telegram.delivered(BOB)) == 3
+
+
+async def _idle(application: HearthApp) -> bool:
+    hearth = application.bot_data.hearth
+    return hearth.intake is not None and not hearth.intake.durable
+
+
+async def test_a_stop_cuts_a_hung_turn_short_and_keeps_its_update_for_the_next_start(
+    app: tuple[HearthApp, FaultyTelegram, FakeModel], memory: Memory
+) -> None:
+    application, telegram, model = app
+    hearth = application.bot_data.hearth
+    model.delay = 60.0  # the model hangs
+    await application.start()
+    await application.update_queue.put(as_update(People(telegram).message(BOB, "hello?"),
+                                                 application))
+
+    async def asked() -> bool:
+        return bool(model.requests)
+
+    await until(asked)
+    assert hearth.processor is not None
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    assert await hearth.processor.close(0.2) == 1
+    await application.stop()
+    assert loop.time() - started < 3.0
+    assert await memory.inbox.count_pending() == 1  # answered after the next start
+    assert await bob_lines(memory) == ["hello?"]  # her line is kept once already
+
+
+async def test_a_long_reply_that_fails_midway_resumes_at_the_next_part_and_sends_none_twice(
+    memory: Memory,
+) -> None:
+    telegram = FaultyTelegram()
+    long_text = "\n\n".join(f"paragraph {n} " + "word " * 700 for n in range(3))
+    parts = split_reply(long_text)
+    assert len(parts) == 3
+    await memory.outbox.queue(Delivery(chat=BOB), long_text)
+    bot = Bot(TOKEN, request=PatientRequest(telegram, patience=0.5, sleep=Sleeps()))
+    courier = Courier(memory)
+    async with bot:
+        # The first part goes through; then Telegram answers 502 past the request's patience.
+        telegram.faults = [200, *[502] * 20]
+        assert await courier.deliver(bot, BOB) is False
+        assert telegram.delivered(BOB) == parts[:1]
+        (owed,) = await memory.outbox.pending(BOB)
+        assert owed.parts_sent == 1
+        telegram.faults = []
+        assert await courier.deliver(bot, BOB) is True
+    assert telegram.delivered(BOB) == parts  # in order, each once
+    assert await memory.outbox.pending() == []
+    assert len(await memory.outbox.message_ids(owed.reply_id)) == 3
+
+
+async def test_flood_control_is_waited_out_as_telegram_asks_and_a_refusal_is_not_retried(
+    memory: Memory,
+) -> None:
+    telegram = FaultyTelegram()
+    sleeps = Sleeps()
+    bot = Bot(TOKEN, request=PatientRequest(telegram, patience=30.0, sleep=sleeps))
+    async with bot:
+        telegram.faults = [429, 502, "drop"]
+        await bot.send_message(BOB, "one")
+        assert telegram.delivered(BOB) == ["one"]
+        assert sleeps.asked[0] == pytest.approx(1.2)  # retry_after 1, and a little slack
+        assert len(sleeps.asked) == 3
+        telegram.faults = [400]
+        from telegram.error import BadRequest  # noqa: PLC0415
+
+        with pytest.raises(BadRequest):
+            await bot.send_message(BOB, "two")
+        assert len(sleeps.asked) == 3  # a refusal is final: no wait, no retry

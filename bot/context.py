@@ -142,8 +142,6 @@ class Hearth:
     intake: Intake | None = None
     courier: Courier | None = None
     processor: ChatOrderedProcessor | None = None
-    # Chats already told "I'm having trouble saving things" since the database last worked.
-    troubled: set[int] = field(default_factory=set)
     # The tick and the dream while they run, so a stop can cancel them at once.
     background: set[asyncio.Task[None]] = field(default_factory=set)
 

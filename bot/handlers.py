@@ -206,7 +206,6 @@ async def chat(update: Update, context: HearthContext) -> None:
         return
     if reply.fallback:
         log.warning("turn %s answered with the fallback reply", reply.user_turn_id)
-    hearth.troubled.discard(chat_.id)
     # The reply is in the outbox (stored with the turn); the courier sends it, or leaves it
     # pending for the resume job when Telegram does not take it yet.
     if hearth.courier is not None:
@@ -277,9 +276,9 @@ async def _wait_for_the_database(update: Update, context: HearthContext, hearth:
     intake.keep(update)
     log.warning("update %s waits in the inbox: the database is busy", update.update_id)
     chat = update.effective_chat
-    if chat is None or chat.id in hearth.troubled:
+    if chat is None or chat.id in intake.troubled:
         return
-    hearth.troubled.add(chat.id)
+    intake.troubled.add(chat.id)
     try:
         await context.bot.send_message(chat.id, texts.TROUBLE_SAVING)
     except TelegramError as exc:

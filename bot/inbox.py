@@ -47,6 +47,9 @@ class Intake:
         self._owner = owner_telegram_id
         self.durable: set[int] = set()  # in the inbox and handed to the application
         self._kept: set[int] = set()  # failed for a reason that passes: answer later
+        # Chats already told "I'm having trouble saving things"; a chat leaves the set when
+        # one of its updates is done again.
+        self.troubled: set[int] = set()
 
     async def is_member_update(self, update: Update) -> bool:
         """True for an update of a household member in a chat she serves."""
@@ -102,6 +105,9 @@ class Intake:
         except StoreError as exc:
             # Still pending: it is answered again later, and a stored line is not stored twice.
             log.warning("update %s could not be marked done yet: %s", update_id, exc)
+            return
+        if update.effective_chat is not None:
+            self.troubled.discard(update.effective_chat.id)
 
     def abandon(self, update: object) -> None:
         """A stop cut the update's work short: it stays pending for the next start."""

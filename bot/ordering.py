@@ -113,6 +113,9 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
                 raise
             self._abandon(update)  # `close` cancelled the work; this task ends normally
             return
+        except Exception:
+            self._abandon(update)  # not done: the resume job hands it over again
+            raise
         finally:
             self._work.discard(work)
         if self._on_done is not None:

@@ -16,8 +16,10 @@ import json
 import logging
 import os
 import re
+import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 from urllib.parse import urlsplit
@@ -458,27 +460,73 @@ async def _chat(settings: Settings, db: Path, args: argparse.Namespace) -> int:
     try:
         person = await _person(memory, args.as_name)
         async with _model(settings) as gateway:
-            await _converse(memory, soul, gateway, person, group=args.group)
+            return await _converse(memory, soul, gateway, person, group=args.group,
+                                   tick_seconds=settings.tick_seconds)
     finally:
         await memory.close()
-    return EXIT_OK
+
+
+_QUIT = "/quit"
+EXIT_INTERRUPTED = 130  # the shell's code for a program ended by Ctrl-C (128 + SIGINT)
 
 
 async def _converse(memory: Memory, soul: Soul, gateway: Gateway, person: Person, *,
-                    group: bool) -> None:
-    """Read a message, answer it, until the input ends."""
+                    group: bool, tick_seconds: int) -> int:
+    """Read a message, answer it, until the input ends, `/quit`, or Ctrl-C (which ends it at
+    once, even mid-reply). The tick runs on its schedule meanwhile, as it does for the bot."""
+    interactive = sys.stdin.isatty()
+    loop = asyncio.get_running_loop()
+    talk = asyncio.create_task(_talk(memory, soul, gateway, person, group=group,
+                                     interactive=interactive))
+    interrupted = False
+
+    def interrupt() -> None:
+        nonlocal interrupted
+        interrupted = True
+        talk.cancel()
+
+    handled = False
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+        handled = True
+    ticking = asyncio.create_task(_tick_every(memory, gateway, soul, tick_seconds))
+    try:
+        await talk
+    except asyncio.CancelledError:
+        if not interrupted:
+            raise
+        _print()  # the shell's prompt starts on a line of its own, after the echoed ^C
+        return EXIT_INTERRUPTED
+    finally:
+        if handled:
+            loop.remove_signal_handler(signal.SIGINT)
+        ticking.cancel()  # a batch it was consolidating stays pending: that is transactional
+        await asyncio.gather(ticking, return_exceptions=True)
+    return EXIT_OK
+
+
+async def _talk(memory: Memory, soul: Soul, gateway: Gateway, person: Person, *,
+                group: bool, interactive: bool) -> None:
     from soul.turn import chat_id_for, respond  # noqa: PLC0415
 
-    interactive = sys.stdin.isatty()
     chat_id = chat_id_for(person, group=group)
+    lines = _InputLines(sys.stdin.fileno())
+    if interactive:
+        where = " in the household group" if group else ""
+        _print(f"talking with {soul.manifest.name} as {person.name}{where}; "
+               f"{_QUIT} or Ctrl-D to leave")
     while True:
         if interactive:
             sys.stdout.write(f"{person.name}> ")
             sys.stdout.flush()
-        line = await asyncio.to_thread(sys.stdin.readline)
+        line = await lines.readline()
         if not line:
-            break
+            if interactive:
+                _print()  # Ctrl-D leaves the cursor after the prompt
+            return
         text = line.rstrip("\n")
+        if text.strip() == _QUIT:
+            return
         if not text.strip():
             continue
         try:
@@ -491,6 +539,80 @@ async def _converse(memory: Memory, soul: Soul, gateway: Gateway, person: Person
             _print(f"{soul.manifest.name}: {reply.text}")
         else:  # one line per reply, so piped input and output pair up line by line
             _print(" ".join(reply.text.split()))
+
+
+class _InputLines:
+    """Lines of the input as they arrive, without a thread that would outlive the chat.
+
+    A terminal or a pipe is watched by the event loop and read only once it has something, so
+    nothing ever blocks and Ctrl-C ends the chat at once. A regular file (`< notes.txt`), which
+    the loop cannot watch, never blocks either and is read directly. Bytes are split at
+    newlines and each line is decoded as UTF-8.
+    """
+
+    _CHUNK = 65536
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._buffer = b""
+        self._ended = False
+
+    async def readline(self) -> str:
+        """The next line with its newline; the last one may lack it; "" at the end."""
+        while b"\n" not in self._buffer and not self._ended:
+            chunk = await self._read()
+            if chunk:
+                self._buffer += chunk
+            else:
+                self._ended = True
+        line, newline, self._buffer = self._buffer.partition(b"\n")
+        return (line + newline).decode("utf-8", errors="replace")
+
+    async def _read(self) -> bytes:
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def readable() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        try:
+            loop.add_reader(self._fd, readable)
+        except (OSError, ValueError):  # a regular file cannot be watched: it never blocks
+            return self._read_now()
+        try:
+            await ready
+        finally:
+            loop.remove_reader(self._fd)
+        return self._read_now()
+
+    def _read_now(self) -> bytes:
+        try:
+            return os.read(self._fd, self._CHUNK)
+        except OSError:  # the input went away: that is its end
+            return b""
+
+
+async def _tick_every(memory: Memory, gateway: Gateway, soul: Soul, seconds: int) -> None:
+    """The bot's tick, on the bot's schedule (every HEARTH_TICK_SECONDS, a chat counted quiet
+    after as long), so what is said here becomes memory without `hearth tick`. A failed tick
+    is logged and waits for the next; it never speaks into the conversation."""
+    from soul.tick import run_tick  # noqa: PLC0415
+
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            await memory.sync_index()
+            report = await run_tick(memory, gateway, now=utc_now(),
+                                    assistant=soul.manifest.name,
+                                    quiet_after=timedelta(seconds=seconds))
+        except Exception as exc:  # a failed tick must never end the chat
+            log.warning("the tick failed (%s); it runs again in %d s", type(exc).__name__,
+                        seconds)
+            log.debug("the tick failed", exc_info=True)
+            continue
+        for report_line in report.lines():
+            log.info("tick: %s", report_line)
 
 
 @contextlib.asynccontextmanager

@@ -12,14 +12,21 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 
 from bot.cli import main
-from tests.support.model_server import ModelServer, scripted
+from tests.support.model_server import (
+    ModelServer,
+    ResponsePlan,
+    household_responder,
+    scripted,
+)
 
 
 class Shell:
@@ -614,3 +621,128 @@ async def test_while_a_bot_serves_a_database_a_second_run_and_a_restore_are_refu
         assert code == 0, err
         assert out.startswith("restored")
 
+
+# --- the terminal chat ---------------------------------------------------------------------------
+
+
+class _Terminal:
+    """`hearth chat` in a pseudo-terminal, as a person at a keyboard runs it."""
+
+    def __init__(self, env: dict[str, str], cwd: Path, *argv: str) -> None:
+        self.child = pexpect.spawn(
+            sys.executable, ["-m", "bot.cli", "chat", *argv], env=env, cwd=str(cwd),
+            encoding="utf-8", timeout=60, dimensions=(40, 200),
+        )
+        self.seen = ""
+
+    async def expect(self, text: str) -> None:
+        await self.child.expect_exact(text, timeout=60, async_=True)
+        self.seen += f"{self.child.before}{self.child.after}"
+
+    async def ended(self) -> tuple[int | None, float]:
+        """(exit status, seconds it took) once the chat has ended."""
+        started = time.monotonic()
+        await self.child.expect(pexpect.EOF, timeout=10, async_=True)
+        took = time.monotonic() - started
+        self.seen += str(self.child.before)
+        self.child.close()
+        return self.child.exitstatus, took
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+
+
+@pytest.fixture
+def terminal(household: Shell, tmp_path: Path) -> Iterator[Callable[..., _Terminal]]:
+    opened: list[_Terminal] = []
+
+    def start(model: ModelServer, *argv: str, **extra: str) -> _Terminal:
+        env = _child_env(household.db, OPENAI_BASE_URL=model.base_url, **extra)
+        opened.append(_Terminal(env, tmp_path, *argv))
+        return opened[-1]
+
+    yield start
+    for term in opened:
+        term.close()
+
+
+async def test_the_chat_says_how_to_leave_and_ctrl_c_at_the_prompt_leaves_at_once(
+    terminal: Callable[..., _Terminal],
+) -> None:
+    async with ModelServer(scripted("Hello Bob!")) as model:
+        chat = terminal(model, "--as", "Bob")
+        await chat.expect("/quit or Ctrl-D to leave")
+        await chat.expect("Bob> ")
+        chat.child.sendline("hi")
+        await chat.expect("Wren: Hello Bob!")
+        await chat.expect("Bob> ")
+        chat.child.sendintr()
+        status, took = await chat.ended()
+    assert status in (0, 130)
+    assert took < 5
+    assert chat.seen.endswith("\r\n")  # the shell's prompt gets a line of its own
+    assert "Traceback" not in chat.seen and "Exception" not in chat.seen
+
+
+async def test_ctrl_c_while_she_is_still_thinking_leaves_at_once(
+    terminal: Callable[..., _Terminal],
+) -> None:
+    async with ModelServer(scripted(ResponsePlan(reply="too late", delay_s=30))) as model:
+        chat = terminal(model, "--as", "Bob")
+        await chat.expect("Bob> ")
+        chat.child.sendline("what is for dinner?")
+        for _ in range(100):  # until the question has reached the model
+            if model.requests:
+                break
+            await asyncio.sleep(0.1)
+        chat.child.sendintr()
+        status, took = await chat.ended()
+    assert status in (0, 130) and took < 5
+    assert "too late" not in chat.seen and "Traceback" not in chat.seen
+
+
+@pytest.mark.parametrize("leave", ["/quit", "Ctrl-D"])
+async def test_quit_and_ctrl_d_leave_the_chat_cleanly(
+    terminal: Callable[..., _Terminal], leave: str
+) -> None:
+    async with ModelServer(scripted("Hi Alice.")) as model:
+        chat = terminal(model, "--as", "Alice")
+        await chat.expect("Alice> ")
+        chat.child.sendline("hello")
+        await chat.expect("Wren: Hi Alice.")
+        await chat.expect("Alice> ")
+        if leave == "/quit":
+            chat.child.sendline("/quit")
+        else:
+            chat.child.sendeof()
+        status, took = await chat.ended()
+        assert len(model.requests) == 1  # "/quit" is not a message to her
+    assert status == 0 and took < 5
+    assert "Traceback" not in chat.seen
+
+
+async def test_what_is_said_in_the_chat_becomes_memory_on_the_tick_schedule(
+    terminal: Callable[..., _Terminal], tmp_path: Path, household: Shell
+) -> None:
+    async with ModelServer(household_responder) as model:
+        chat = terminal(model, "--as", "Alice", HEARTH_TICK_SECONDS="1")
+        await chat.expect("Alice> ")
+        chat.child.sendline("I am training for a triathlon in May")
+        await chat.expect("Wren: Noted:")
+        await chat.expect("Alice> ")
+        for _ in range(300):  # the tick runs every second, once the chat has been quiet
+            if any("worth remembering" in r["messages"][0]["content"] for r in model.requests):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            pytest.fail("no tick consolidated the chat")
+        await asyncio.sleep(0.5)  # the consolidation's answer is written
+        chat.child.sendline("/quit")
+        status, _ = await chat.ended()
+        assert status == 0
+        code, out, err = await _hearth_async("inspect", "--as", "Alice",
+                                             env=_child_env(household.db), cwd=tmp_path)
+    assert code == 0, err
+    assert "Alice is training for a triathlon in May" in out
+    assert "consolidated" not in chat.seen and "tick" not in chat.seen  # nothing said aloud

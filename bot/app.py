@@ -60,6 +60,8 @@ RESUME_SECONDS = 15
 # A stop gives running turns this long to finish, then cancels them (they stay in the inbox):
 # with the updater's stop and the close, a SIGTERM ends within 10 s whatever the model does.
 STOP_GRACE_SECONDS = 4.0
+# The updater's last poll (it confirms what was received) waits at most this long.
+UPDATER_STOP_SECONDS = 3.0
 _CONNECTION_POOL = 256
 
 
@@ -339,18 +341,32 @@ async def serve(
                 on_ready(app.bot.username)
             await stop.wait()
         finally:
-            # Reverse order: no new updates; the tick and the dream cancelled; running turns
-            # get a grace period, then are cancelled (they stay in the inbox); then stop.
-            if app.updater is not None and app.updater.running:
-                await app.updater.stop()
-            await stop_background(hearth)
-            if hearth.processor is not None:
-                cut = await hearth.processor.close(STOP_GRACE_SECONDS)
-                if cut:
-                    log.info("stopped %d unfinished turn(s); they are answered after restart",
-                             cut)
-            if app.running:
-                await app.stop()
+            await _stop(app, hearth)
+
+
+async def _stop(app: HearthApp, hearth: Hearth) -> None:
+    """Stop within 10 s whatever Telegram and the model are doing: at once, no
+    new turn starts, the tick and the dream are cancelled and running turns get a grace
+    period before they are cancelled too (every one of them stays in the inbox); meanwhile
+    the updater stops receiving (bounded: Telegram may be unreachable). Then the rest."""
+    closing = (
+        asyncio.create_task(hearth.processor.close(STOP_GRACE_SECONDS))
+        if hearth.processor is not None
+        else None
+    )
+    background = asyncio.create_task(stop_background(hearth))
+    if app.updater is not None and app.updater.running:
+        try:
+            await asyncio.wait_for(app.updater.stop(), UPDATER_STOP_SECONDS)
+        except TimeoutError:
+            log.warning("Telegram did not answer the last poll in time; its updates come again")
+    await background
+    if closing is not None:
+        cut = await closing
+        if cut:
+            log.info("stopped %d unfinished turn(s); they are answered after the restart", cut)
+    if app.running:
+        await app.stop()
 
 
 def _polling_failed(exc: TelegramError) -> None:

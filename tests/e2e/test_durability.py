@@ -288,3 +288,28 @@ async def test_sigterm_while_the_model_hangs_stops_within_10_s_and_the_batch_wai
                      what="the restarted bot to consolidate the batch the stop left pending")
     assert await restarted.stop() == 0
     assert_stored_once(await kept_user_lines(hearth, [ANA]), script)
+
+
+async def test_sigterm_while_a_member_waits_on_a_hung_model_stops_in_time_and_answers_later(
+    hearth: Launcher, tg: Telegram, proxy: FaultyProxy
+) -> None:
+    bot = await hearth.start(extra=via(proxy))
+    await make_household(tg)
+    hearth.model.switch.inner = slow_conversation(300.0)  # her replies hang
+    text = f"are you still there {ANA.marker}?"
+    before = await before_counts(tg, [ANA.dm])
+    asked = len(hearth.model.requests)
+    await tg.client.send_text(ANA.user, ANA.dm, text)
+    await eventually(lambda: len(hearth.model.requests) > asked,
+                     what="her turn to reach the (hanging) model")
+    assert await bot.stop(timeout=10.0) == 0  # fails the test past 10 s
+
+    hearth.model.switch.inner = household_responder
+    restarted = await hearth.start(extra=via(proxy))
+    script: Script = [(ANA.user, ANA.dm, text)]
+    await eventually(lambda: answered_in_full(tg, script, before), timeout=30,
+                     what="the turn the stop cut short to be answered after the restart")
+    await settle()
+    await assert_answered_once_in_order(tg, script, before)
+    assert await restarted.stop() == 0
+    assert_stored_once(await kept_user_lines(hearth, [ANA]), script)

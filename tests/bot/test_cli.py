@@ -283,7 +283,7 @@ def test_run_wires_the_bot_to_memory_the_model_and_telegram_then_closes_them(
     assert seen == {
         "base_url": f"http://127.0.0.1:9/bot{BOT_TOKEN}",
         "base_file_url": f"http://127.0.0.1:9/file/bot{BOT_TOKEN}",
-        "jobs": ["dream", "tick"],
+        "jobs": ["dream", "resume", "tick"],
         "owner": 1001,
         "model": "test-model",
     }
@@ -596,7 +596,10 @@ async def test_while_a_bot_serves_a_database_a_second_run_and_a_restore_are_refu
         )
         try:
             assert bot.stderr is not None
-            started = await asyncio.wait_for(bot.stderr.readline(), timeout=60)
+            started = b""
+            while b"running as @" not in started:  # a retried call may log a line first
+                started = await asyncio.wait_for(bot.stderr.readline(), timeout=60)
+                assert started, "the bot exited before it was running"
             assert b"running as @hearth_test_bot" in started
             lock = household.db.with_name("home.db.lock")
             assert stat.S_IMODE(lock.stat().st_mode) == 0o600

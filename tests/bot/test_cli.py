@@ -212,6 +212,15 @@ def test_backup_and_restore_round_trip_the_household(household: Shell, tmp_path:
     assert household("receipts", "verify")[0] == 0
 
 
+def test_a_backup_into_a_folder_that_does_not_exist_says_so_in_one_line(
+    household: Shell, tmp_path: Path
+) -> None:
+    code, out, err = household("backup", str(tmp_path / "nowhere" / "copy.db"))
+    assert code == 1 and out == ""
+    assert "no folder" in err and "nowhere" in err and err.strip().count("\n") == 0
+    assert not (tmp_path / "nowhere").exists()
+
+
 def test_doctor_on_a_fresh_machine_notes_what_is_missing_and_succeeds(hearth: Shell) -> None:
     code, out, _ = hearth("doctor")
     assert code == 0

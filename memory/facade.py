@@ -153,7 +153,7 @@ class Memory:
         """An online, consistent copy of the database, with the install secret beside it."""
         if target.exists():  # noqa: ASYNC240 -- one stat before a one-off copy
             raise InvalidRequest(f"{target} already exists; choose a new file")
-        if not target.parent.is_dir():  # noqa: ASYNC240 -- as above
+        if not target.parent.is_dir():
             raise InvalidRequest(f"there is no folder {target.parent} to write the backup in")
         await self._store.backup_to(target)
         copy_secret(self.path, target)

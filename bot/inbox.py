@@ -74,12 +74,22 @@ class Intake:
             return True
         chat = update.effective_chat
         assert chat is not None  # a member's update always has a chat  # noqa: S101
-        fresh = await self._memory.inbox.receive(
-            update.update_id, chat.id, json.dumps(update.to_dict(), ensure_ascii=False)
-        )
+        update_id = update.update_id
+        if update_id in self.durable:
+            return False  # delivered again while it is being worked on
+        # Reserved before the write, so the resume job, reading the inbox between this write's
+        # commit and the line below it, cannot hand the same update over a second time.
+        self.durable.add(update_id)
+        try:
+            fresh = await self._memory.inbox.receive(
+                update_id, chat.id, json.dumps(update.to_dict(), ensure_ascii=False)
+            )
+        except BaseException:
+            self.durable.discard(update_id)
+            raise
         if not fresh:
+            self.durable.discard(update_id)
             return False  # delivered again: already kept, and resumed from the inbox
-        self.durable.add(update.update_id)
         return True
 
     def keep(self, update: object) -> None:

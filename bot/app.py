@@ -16,10 +16,11 @@ import contextlib
 import hashlib
 import logging
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from importlib.util import find_spec
+from typing import Protocol
 
 from apscheduler.triggers.cron import CronTrigger  # type: ignore[import-untyped]  # APScheduler 3 ships no type hints
 from telegram import Bot, Update
@@ -221,40 +222,53 @@ def schedule_jobs(app: HearthApp, config: BotConfig) -> None:
 
 
 async def run_tick_job(context: HearthContext) -> None:
-    """One tick: consolidation and compaction. A failure is logged and waits for the next; a
-    stop cancels it at once (its batch stays pending: the watermark moves only with results)."""
+    """One tick: consolidation and compaction (see `_background_work`)."""
     hearth = context.hearth
-    with _background(hearth, "tick"):
-        try:
-            await hearth.memory.sync_index()
-            report = await soul_tick.run_tick(
-                hearth.memory,
-                hearth.model,
-                now=hearth.now(),
-                assistant=hearth.soul.manifest.name,
-                quiet_after=hearth.quiet_after,
-            )
-        except StoreBusy as exc:  # another program holds the database: the batch waits
-            log.warning("the tick waits for the next round: %s", exc)
-            return
-        except Exception:  # a failed tick must never stop the bot
-            log.exception("the tick failed")
-            return
-        for line in report.lines():
-            log.info("tick: %s", line)
+
+    async def tick() -> Reported:
+        await hearth.memory.sync_index()
+        return await soul_tick.run_tick(
+            hearth.memory,
+            hearth.model,
+            now=hearth.now(),
+            assistant=hearth.soul.manifest.name,
+            quiet_after=hearth.quiet_after,
+        )
+
+    await _background_work(hearth, "tick", tick)
 
 
 async def run_dream_job(context: HearthContext) -> None:
-    """The nightly dream. A failure is logged and waits for the next night."""
+    """The nightly dream (see `_background_work`)."""
     hearth = context.hearth
-    with _background(hearth, "dream"):
+
+    async def dream() -> Reported:
+        return await soul_tick.run_dream(hearth.memory, hearth.soul, now=hearth.now())
+
+    await _background_work(hearth, "dream", dream)
+
+
+class Reported(Protocol):
+    def lines(self) -> list[str]: ...
+
+
+async def _background_work(hearth: Hearth, name: str,
+                           work: Callable[[], Awaitable[Reported]]) -> None:
+    """Run the tick or the dream: its report logged line by line. A failure is logged and
+    waits for the next run (a busy database in one line, anything else with its traceback);
+    a stop cancels it at once, and what it was doing stays pending (the watermark moves only
+    with results)."""
+    with _background(hearth, name):
         try:
-            report = await soul_tick.run_dream(hearth.memory, hearth.soul, now=hearth.now())
-        except Exception:  # a failed dream must never stop the bot
-            log.exception("the dream failed")
+            report = await work()
+        except StoreBusy as exc:  # another program holds the database: the work waits
+            log.warning("the %s waits for its next run: %s", name, exc)
+            return
+        except Exception:  # background work must never stop the bot
+            log.exception("the %s failed", name)
             return
         for line in report.lines():
-            log.info("dream: %s", line)
+            log.info("%s: %s", name, line)
 
 
 async def run_resume_job(context: HearthContext) -> None:

@@ -98,9 +98,6 @@ class Intake:
         if isinstance(update, Update) and update.update_id in self.durable:
             self._kept.add(update.update_id)
 
-    def is_kept(self, update: object) -> bool:
-        return isinstance(update, Update) and update.update_id in self._kept
-
     async def finish(self, update: object) -> None:
         """The application finished an update: done in the inbox, unless it is kept."""
         if not isinstance(update, Update) or update.update_id not in self.durable:

@@ -1,7 +1,8 @@
 """Sending her words to Telegram: long texts split cleanly, and "typing..." while she thinks.
 
 Owns: `split_reply` (a pure function: chunks within Telegram's limit, split at paragraph, then
-line, then word boundaries), `keep_typing` and `send_text`. Must not: decide what to say.
+line, then word boundaries) and `keep_typing`. Must not: decide what to say. Her replies are
+sent by `bot.outbox`, which splits them with `split_reply`.
 
 Telegram's limit counts UTF-16 code units, so an emoji can count twice; chunks are measured
 that way, which also keeps every chunk within the limit in Python characters.
@@ -15,7 +16,7 @@ import logging
 import re
 from collections.abc import AsyncIterator
 
-from telegram import Bot, ReplyParameters
+from telegram import Bot
 from telegram.constants import ChatAction, MessageLimit
 
 log = logging.getLogger("hearth.bot")
@@ -112,14 +113,3 @@ async def keep_typing(bot: Bot, chat_id: int, interval: float = 4.0) -> AsyncIte
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-
-
-async def send_text(bot: Bot, chat_id: int, text: str, *, reply_to: int | None = None) -> None:
-    """Send `text`, split for Telegram; the first chunk answers `reply_to` when given."""
-    for n, chunk in enumerate(split_reply(text)):
-        reply = (
-            ReplyParameters(message_id=reply_to, allow_sending_without_reply=True)
-            if reply_to is not None and n == 0
-            else None
-        )
-        await bot.send_message(chat_id, chunk, reply_parameters=reply)

@@ -192,7 +192,19 @@ async def pipeline(members: int, turns: int, embedder: str) -> list[float]:
         ids = [6000 + i for i in range(members)]
         for n, telegram_id in enumerate(ids):
             await memory.people.add(f"Member{n}", telegram_id=telegram_id)
-        telegram = FakeTelegram()
+        replied: dict[int, asyncio.Event] = {i: asyncio.Event() for i in ids}
+
+        class Telegram(FakeTelegram):
+            """The in-memory Bot API, waking the member a reply was sent to."""
+
+            def _sendMessage(self, params: dict[str, Any]) -> dict[str, Any]:
+                answer = super()._sendMessage(params)
+                event = replied.get(int(params["chat_id"]))
+                if event is not None:
+                    event.set()
+                return answer
+
+        telegram = Telegram()
         people = People(telegram)
         app = build_application(
             BotConfig(token="1:pipeline-bench", owner_telegram_id=OWNER_ID,  # noqa: S106 -- a fake
@@ -207,11 +219,10 @@ async def pipeline(members: int, turns: int, embedder: str) -> list[float]:
             async def converse(telegram_id: int) -> None:
                 for n in range(turns + 1):  # the first turn warms up and is not counted
                     text = LINES[n % len(LINES)].format(n=n + 1) + f" (#{n})"
-                    before = len(telegram.sent(telegram_id))
+                    replied[telegram_id].clear()
                     started = time.perf_counter()
                     await app.update_queue.put(as_update(people.message(telegram_id, text), app))
-                    while len(telegram.sent(telegram_id)) == before:  # noqa: ASYNC110 -- polls a fake
-                        await asyncio.sleep(0.0005)
+                    await replied[telegram_id].wait()
                     if n:
                         timings.append((time.perf_counter() - started) * 1000)
 

@@ -204,6 +204,8 @@ async def chat(update: Update, context: HearthContext) -> None:
     except USER_FACING as exc:
         await message.reply_text(texts.could_not(str(exc)))
         return
+    if durable and hearth.intake is not None:
+        hearth.intake.completed(update)  # done in the same transaction as her reply
     if reply.fallback:
         log.warning("turn %s answered with the fallback reply", reply.user_turn_id)
     # The reply is in the outbox (stored with the turn); the courier sends it, or leaves it

@@ -47,33 +47,19 @@ class Intake:
         self._owner = owner_telegram_id
         self.durable: set[int] = set()  # in the inbox and handed to the application
         self._kept: set[int] = set()  # failed for a reason that passes: answer later
+        self._completed: set[int] = set()  # done in the turn's own transaction
         # Chats already told "I'm having trouble saving things"; a chat leaves the set when
         # one of its updates is done again.
         self.troubled: set[int] = set()
 
-    async def is_member_update(self, update: Update) -> bool:
-        """True for an update of a household member in a chat she serves."""
-        user, chat = update.effective_user, update.effective_chat
-        if user is None or chat is None or user.is_bot:
-            return False
-        known = user.id == self._owner or (
-            await self._memory.people.by_telegram_id(user.id) is not None
-        )
-        if not known:
-            return False
-        if chat.type == ChatType.PRIVATE:
-            return True
-        if chat.type in _GROUPS:
-            return await self._memory.household.is_household_group(str(chat.id))
-        return False
-
     async def receive(self, update: Update) -> bool:
         """Write a member's update to the inbox; True when the application should work on it
         now (a stranger's, or a member's seen for the first time)."""
-        if not await self.is_member_update(update):
-            return True
-        chat = update.effective_chat
-        assert chat is not None  # a member's update always has a chat  # noqa: S101
+        user, chat = update.effective_user, update.effective_chat
+        if user is None or chat is None or user.is_bot or not (
+            chat.type == ChatType.PRIVATE or chat.type in _GROUPS
+        ):
+            return True  # nobody to serve: the gatekeeper drops it, nothing is written
         update_id = update.update_id
         if update_id in self.durable:
             return False  # delivered again while it is being worked on
@@ -81,16 +67,24 @@ class Intake:
         # commit and the line below it, cannot hand the same update over a second time.
         self.durable.add(update_id)
         try:
-            fresh = await self._memory.inbox.receive(
-                update_id, chat.id, json.dumps(update.to_dict(), ensure_ascii=False)
+            received = await self._memory.inbox.receive_from_member(
+                update_id, chat.id, sender=user.id, owner=self._owner,
+                group=chat.type in _GROUPS,
+                payload=lambda: json.dumps(update.to_dict(), ensure_ascii=False),
             )
         except BaseException:
             self.durable.discard(update_id)
             raise
-        if not fresh:
+        if received != "kept":
             self.durable.discard(update_id)
-            return False  # delivered again: already kept, and resumed from the inbox
-        return True
+        # A stranger's goes on to the gatekeeper; one delivered again is already kept and is
+        # resumed from the inbox.
+        return received != "again"
+
+    def completed(self, update: object) -> None:
+        """The turn marked its update done in its own transaction: nothing left to mark."""
+        if isinstance(update, Update) and update.update_id in self.durable:
+            self._completed.add(update.update_id)
 
     def keep(self, update: object) -> None:
         """This update's work failed for a reason that passes (a locked database): it stays
@@ -106,9 +100,13 @@ class Intake:
         self.durable.discard(update_id)
         if update_id in self._kept:
             self._kept.discard(update_id)
+            self._completed.discard(update_id)
             return
         try:
-            await self._memory.inbox.finish(update_id)
+            if update_id in self._completed:
+                self._completed.discard(update_id)
+            else:
+                await self._memory.inbox.finish(update_id)
         except StoreError as exc:
             # Still pending: it is answered again later, and a stored line is not stored twice.
             log.warning("update %s could not be marked done yet: %s", update_id, exc)
@@ -121,6 +119,7 @@ class Intake:
         if isinstance(update, Update):
             self.durable.discard(update.update_id)
             self._kept.discard(update.update_id)
+            self._completed.discard(update.update_id)
 
     async def pending(self, bot: Bot) -> list[Update]:
         """Inbox updates nobody is working on, oldest first, to be worked on again."""

@@ -339,6 +339,21 @@ class Memory:
 
         A line from a Telegram update names it (`source_update`): the same update again (a turn
         replayed after a crash) returns the line already stored instead of a second one."""
+        turn_id, _ = await self.receive_turn(chat_id=chat_id, speaker_id=speaker_id, role=role,
+                                             scope=scope, text=text, source_update=source_update)
+        return turn_id
+
+    async def receive_turn(
+        self,
+        *,
+        chat_id: str,
+        speaker_id: str | None,
+        role: Role,
+        scope: str,
+        text: str,
+        source_update: int | None,
+    ) -> tuple[int, bool]:
+        """As `append_turn`, and whether the line is new (False: its update was replayed)."""
         _check_scope(scope)
         masked = _line_text(text)
         async with self._store.transaction() as tx:
@@ -347,21 +362,14 @@ class Memory:
                     "SELECT turn_id FROM turns WHERE source_update = ?", (source_update,)
                 )
                 if existing is not None:
-                    return int(existing)
-            return await tx.execute(
+                    return int(existing), False
+            turn_id = await tx.execute(
                 "INSERT INTO turns(chat_id, speaker_id, role, scope, sensitivity, text, at,"
                 " source_update) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (chat_id, speaker_id, role.value, scope, classify(masked).value, masked,
                  self._now_text(), source_update),
             )
-
-    async def turn_for_update(self, update_id: int) -> int | None:
-        """The id of the line an update already stored, if any (ids only, never text)."""
-        async with self._store.transaction() as tx:
-            found = await tx.scalar(
-                "SELECT turn_id FROM turns WHERE source_update = ?", (update_id,)
-            )
-        return None if found is None else int(found)
+        return turn_id, True
 
     async def record_reply(
         self,

@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal
 
 from memory.store import Store, Tx
 
@@ -47,6 +48,18 @@ class OwedReply:
     reply_to: int | None
     parts_sent: int
     attempts: int
+
+
+Received = Literal["stranger", "kept", "again"]
+
+
+async def _keep(tx: Tx, update_id: int, chat: int, payload: str, now: str) -> bool:
+    await tx.execute(
+        "INSERT OR IGNORE INTO inbox(update_id, chat_id, payload, received_at)"
+        " VALUES (?, ?, ?, ?)",
+        (update_id, chat, payload, now),
+    )
+    return bool(await tx.scalar("SELECT changes()"))
 
 
 async def finish_update(tx: Tx, update_id: int | None, now: str) -> None:
@@ -85,13 +98,34 @@ class Inbox:
     async def receive(self, update_id: int, chat: int, payload: str) -> bool:
         """Keep an update; False when it was already kept (Telegram delivered it again)."""
         async with self._store.transaction() as tx:
-            await tx.execute(
-                "INSERT OR IGNORE INTO inbox(update_id, chat_id, payload, received_at)"
-                " VALUES (?, ?, ?, ?)",
-                (update_id, chat, payload, self._now().isoformat()),
+            return await _keep(tx, update_id, chat, payload, self._now().isoformat())
+
+    async def receive_from_member(
+        self,
+        update_id: int,
+        chat: int,
+        *,
+        sender: int,
+        owner: int,
+        group: bool,
+        payload: Callable[[], str],
+    ) -> Received:
+        """In one transaction: is the sender a household member in a chat she serves (the
+        owner by the configured id, anyone else by their principal; a group only once it is a
+        household group), and if so keep the update. A stranger's update is never written:
+        `payload` is only called for a member's."""
+        async with self._store.transaction() as tx:
+            member = sender == owner or bool(
+                await tx.scalar("SELECT 1 FROM people WHERE telegram_id = ?", (sender,))
             )
-            added = await tx.scalar("SELECT changes()")
-        return bool(added)
+            if member and group:
+                member = bool(await tx.scalar(
+                    "SELECT 1 FROM household_chats WHERE chat_id = ?", (str(chat),)
+                ))
+            if not member:
+                return "stranger"
+            fresh = await _keep(tx, update_id, chat, payload(), self._now().isoformat())
+        return "kept" if fresh else "again"
 
     async def pending(self) -> list[tuple[int, str]]:
         """(update id, payload) of every update not yet answered, oldest first."""

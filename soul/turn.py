@@ -68,15 +68,13 @@ async def respond(
     update completed in the same transaction that stores the reply; a turn replayed after a
     crash finds the member's line already stored and does not store it, or its goals, twice."""
     scope = chat_scope(group=group, member_id=speaker.person_id)
-    source = delivery.update_id if delivery is not None else None
-    replayed = source is not None and await memory.turn_for_update(source) is not None
-    user_turn = await memory.append_turn(
+    user_turn, fresh = await memory.receive_turn(
         chat_id=chat_id, speaker_id=speaker.person_id, role=Role.USER, scope=scope, text=text,
-        source_update=source,
+        source_update=delivery.update_id if delivery is not None else None,
     )
     intent = Intent(speaker=speaker, chat_id=chat_id, group=group, text=text, now=now,
                     turn_id=user_turn)
-    if not replayed:
+    if fresh:
         for goal in requested_goals(text):
             await memory.add_goal(speaker.person_id, goal, scope=scope, provenance="requested",
                                   source_turn_id=user_turn)

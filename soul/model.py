@@ -625,8 +625,9 @@ class EmbeddedModel:
         log.info("embedded model %s serving on port %d", gguf.stem, port)
         return self._config
 
-    async def stop(self, *, grace_s: float = 5.0) -> None:
-        """Terminate the server, kill it after `grace_s`, and remove its folder."""
+    async def stop(self, *, grace_s: float = 2.0) -> None:
+        """Terminate the server, kill it after `grace_s`, and remove its folder. It keeps no
+        state, so a short grace keeps the bot's whole stop within its 10 s bound."""
         process, self._process, self._config = self._process, None, None
         if process is not None and process.returncode is None:
             with contextlib.suppress(ProcessLookupError):

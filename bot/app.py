@@ -272,21 +272,40 @@ async def _background_work(hearth: Hearth, name: str,
 
 
 async def run_resume_job(context: HearthContext) -> None:
-    """Updates the inbox still holds and replies the outbox still owes, tried again."""
-    await resume(context.application.update_queue, context.bot, context.hearth)
+    """Updates the inbox still holds and replies the outbox still owes, tried again; a stop
+    cancels it like the tick (an owed reply stays owed)."""
+    with _background(context.hearth, "resume"):
+        await resume(context.application.update_queue, context.bot, context.hearth)
 
 
 async def resume(queue: asyncio.Queue[object], bot: Bot, hearth: Hearth) -> None:
     """Work on what a crash, a lock or a flood left behind: pending updates go back to the
     application (per chat in order), owed replies are sent. Failures wait for the next try."""
+    await resume_inbox(queue, bot, hearth)
     try:
-        if isinstance(queue, DurableQueue) and hearth.intake is not None:
-            await resume_pending(queue, hearth.intake, bot)
         if hearth.courier is not None:
             await hearth.courier.deliver_all(bot)
         await hearth.memory.inbox.prune()
     except (HearthError, TelegramError) as exc:
-        log.warning("resuming pending work failed (%s); trying again later", exc)
+        log.warning("sending owed replies failed (%s); trying again later", exc)
+
+
+async def resume_inbox(queue: asyncio.Queue[object], bot: Bot, hearth: Hearth) -> None:
+    """Pending updates nobody works on go back to the application, oldest first."""
+    try:
+        if isinstance(queue, DurableQueue) and hearth.intake is not None:
+            await resume_pending(queue, hearth.intake, bot)
+    except HearthError as exc:
+        log.warning("resuming pending updates failed (%s); trying again later", exc)
+
+
+async def _deliver_owed(bot: Bot, hearth: Hearth) -> None:
+    with _background(hearth, "delivery of owed replies"):
+        try:
+            if hearth.courier is not None:
+                await hearth.courier.deliver_all(bot)
+        except (HearthError, TelegramError) as exc:
+            log.warning("sending owed replies failed (%s); trying again later", exc)
 
 
 @contextlib.contextmanager
@@ -349,7 +368,10 @@ async def serve(
             await app.post_init(app)
         try:
             await app.start()
-            await resume(app.update_queue, app.bot, hearth)  # what the last run left, first
+            # What the last run left: its updates first, in order, before any new one; its
+            # owed replies on the side, so a flooding Telegram cannot hold up the start.
+            await resume_inbox(app.update_queue, app.bot, hearth)
+            app.create_task(_deliver_owed(app.bot, hearth), name="hearth:owed-replies")
             await _receive(app, config)
             if on_ready is not None:
                 on_ready(app.bot.username)

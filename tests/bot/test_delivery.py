@@ -15,7 +15,7 @@ import pytest
 from telegram import Bot
 
 from bot import texts
-from bot.app import BotConfig, build_application, resume
+from bot.app import BotConfig, build_application, resume, serve
 from bot.context import HearthApp
 from bot.outbox import Courier
 from bot.replies import split_reply
@@ -251,3 +251,35 @@ async def test_flood_control_is_waited_out_as_telegram_asks_and_a_refusal_is_not
         with pytest.raises(BadRequest):
             await bot.send_message(BOB, "two")
         assert len(sleeps.asked) == 3  # a refusal is final: no wait, no retry
+
+
+async def test_a_restart_answers_what_the_inbox_kept_and_sends_what_the_outbox_owed_once(
+    memory: Memory,
+) -> None:
+    telegram = FaultyTelegram()
+    people = People(telegram)
+    left = people.message(BOB, "did you get this before the power cut?")
+    await memory.inbox.receive(left["update_id"], BOB, json.dumps(left))
+    await memory.outbox.queue(Delivery(chat=BOB), "An answer the last run never sent.")
+    config = BotConfig(token=TOKEN, owner_telegram_id=OWNER, base_url="http://127.0.0.1:9/bot")
+    model = FakeModel()
+    application = build_application(config, memory=memory, soul=load_soul(None), model=model,
+                                    request=telegram)
+    telegram.inbox.append(left)  # Telegram hands it over again: it was never confirmed
+    stop = asyncio.Event()
+    task = asyncio.create_task(serve(application, config, stop=stop))
+
+    async def both() -> bool:
+        return len(telegram.delivered(BOB)) >= 2
+
+    await until(both)
+    await asyncio.sleep(0.3)  # time enough for anything doubled to show
+    stop.set()
+    await asyncio.wait_for(task, timeout=10)
+    assert sorted(telegram.delivered(BOB)) == sorted(
+        ["An answer the last run never sent.", model.answer]
+    )
+    assert len(model.requests) == 1
+    assert await bob_lines(memory) == ["did you get this before the power cut?"]
+    assert await memory.inbox.count_pending() == 0
+    assert await memory.outbox.count_pending() == 0

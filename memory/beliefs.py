@@ -19,7 +19,6 @@ from memory.errors import InvalidRequest
 from memory.models import (
     BACKGROUND_PROVENANCES,
     RELIABILITY,
-    SHARED,
     AccessContext,
     Belief,
     BeliefStatus,
@@ -59,11 +58,6 @@ def confidence(log_odds: float) -> float:
 
 def tombstone_fingerprint(secret: bytes, scope: str, norm: str) -> str:
     return keyed_digest(secret, f"tombstone\n{scope}\n{norm}")
-
-
-def scopes_seen_from(scope: str) -> tuple[str, ...]:
-    """The scopes a write into `scope` may touch: its own, and shared from a private one."""
-    return (SHARED,) if scope == SHARED else (scope, SHARED)
 
 
 @dataclass(frozen=True)
@@ -106,8 +100,9 @@ async def assert_one(
 ) -> WriteOutcome:
     """Add evidence for a proposition; create its belief in the asserting scope if needed.
 
-    A belief the asserting scope cannot see is never touched, found or mentioned: the writer
-    gets a belief of its own, exactly as if the hidden one did not exist.
+    Only a belief of the asserting scope is ever found or touched (the first writer's scope is
+    permanent, for evidence too): a belief of any other scope, hidden or visible, is never
+    touched, confirmed or mentioned, exactly as if it did not exist.
     """
     text = check_text(item.proposition)
     if has_secret(text):
@@ -127,15 +122,14 @@ async def assert_one(
         "SELECT 1 FROM people WHERE person_id = ?", (item.subject_id,)
     ):
         raise InvalidRequest("a belief's subject must be a household member")
-    seen = scopes_seen_from(item.scope)
-    marks = ", ".join("?" for _ in seen)
-    rows = await tx.fetchall(
-        f"SELECT belief_id, scope, version, log_odds, quarantined FROM beliefs"
-        f" WHERE norm = ? AND scope IN ({marks})",
-        (norm, *seen),
+    # Only the asserting scope's own belief: evidence never crosses scopes. A member saying
+    # in private the words of a shared belief gets a private belief of their own; the shared
+    # one's confidence, evidence and status do not move, so the group learns nothing.
+    existing = await tx.fetchall(
+        "SELECT belief_id, scope, version, log_odds, quarantined FROM beliefs"
+        " WHERE norm = ? AND scope = ?",
+        (norm, item.scope),
     )
-    # Prefer the asserting scope's own belief; else the shared one a private scope can see.
-    existing = sorted(rows, key=lambda r: seen.index(str(r["scope"])))
     created = not existing
     if created:
         if item.sign < 0:

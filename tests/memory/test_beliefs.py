@@ -549,14 +549,22 @@ async def test_a_secret_token_is_refused_without_echo(home: Home) -> None:
     assert OPENAI_KEY[8:24].encode() not in raw
 
 
-async def test_a_shared_belief_is_reinforced_from_a_private_scope_but_never_moved(
+async def test_a_member_saying_a_shared_beliefs_words_in_private_moves_and_confirms_nothing(
     home: Home,
 ) -> None:
     m = home.memory
     shared = await m.remember(home.owner.person_id, "The bins go out on Tuesday", shared=True)
+    before = await home.belief(home.alice, int(shared.belief_id or 0))
     (again,) = await home.say(told("the bins go out on tuesday.", home.mine(home.bob), "s:bob")
     )
-    assert again.status == "reinforced" and again.belief_id == shared.belief_id
-    belief = await home.belief(home.bob, int(shared.belief_id or 0))
-    assert belief.scope == SHARED
-    assert belief.evidence_count == 2
+    # Bob gets a belief of his own, in his own scope; the shared one is not found, not
+    # reinforced, not named: what the group can watch does not move.
+    assert again.status == "created" and again.belief_id != shared.belief_id
+    after = await home.belief(home.alice, int(shared.belief_id or 0))
+    assert (after.confidence, after.evidence_count) == (before.confidence, before.evidence_count)
+    assert after.scope == SHARED
+    mine = await home.belief(home.bob, int(again.belief_id or 0))
+    assert mine.scope == home.mine(home.bob) and mine.evidence_count == 1
+    # Positive control: saying it again in the shared scope does reinforce the shared belief.
+    (group,) = await home.say(told("The bins go out on Tuesday", SHARED, "s:group"))
+    assert group.status == "reinforced" and group.belief_id == shared.belief_id

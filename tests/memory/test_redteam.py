@@ -336,18 +336,25 @@ async def test_reasserting_a_hidden_belief_never_moves_its_scope(tmp_path: Path)
         await memory.close()
 
 
-async def test_a_private_assertion_of_a_shared_belief_adds_evidence_where_it_is_visible(
+async def test_a_private_assertion_of_a_shared_beliefs_words_is_no_oracle_for_the_group(
     tmp_path: Path,
 ) -> None:
     home = await make_household(tmp_path / "hearth.db")
     memory = home.memory
     try:
         shared = await memory.remember(home.owner.person_id, "Bins go out on Tuesday", shared=True)
+        seen = await memory.explain(home.group(), int(shared.belief_id))
+        assert seen is not None
         mine = await memory.remember(home.bob.person_id, "bins go out on tuesday.")
-        assert mine.status == "reinforced" and mine.belief_id == shared.belief_id
+        assert mine.status == "created" and mine.belief_id != shared.belief_id
         view = await memory.explain(home.group(), int(shared.belief_id))
         assert view is not None and view.belief.scope == SHARED
-        assert view.belief.evidence_count == 2
+        assert (view.belief.evidence_count, view.belief.confidence) == (
+            seen.belief.evidence_count, seen.belief.confidence)
+        # Bob's words stay his: the group cannot see his belief, his private scope keeps it.
+        assert await memory.explain(home.group(), int(mine.belief_id or 0)) is None
+        own = await memory.explain(home.dm(home.bob), int(mine.belief_id or 0))
+        assert own is not None and own.belief.scope == private_scope(home.bob.person_id)
     finally:
         await memory.close()
 

@@ -125,7 +125,8 @@ async def forget(update: Update, context: HearthContext, message: Message,
         return
     ctx = _inspect_context(person, "the member asked to forget")
     found = await hearth.memory.forget_preview(ctx, text, shared=shared)
-    if not found:
+    mentions = 0 if found else await hearth.memory.forget_mentions(ctx, text, shared=shared)
+    if not found and not mentions:
         await message.reply_text(texts.FORGET_NOTHING)
         return
     user_id = message.chat_id if update.effective_user is None else update.effective_user.id
@@ -137,7 +138,11 @@ async def forget(update: Update, context: HearthContext, message: Message,
         [[InlineKeyboardButton(texts.FORGET_YES, callback_data=yes),
           InlineKeyboardButton(texts.FORGET_NO, callback_data=no)]]
     )
-    lines = [texts.FORGET_ASK, *(f"• {b.proposition}" for b in found), texts.FORGET_QUESTION]
+    lines = (
+        [texts.FORGET_ASK, *(f"• {b.proposition}" for b in found), texts.FORGET_QUESTION]
+        if found
+        else [texts.forget_mentions(mentions)]
+    )
     chunks = split_reply("\n".join(lines))
     for chunk in chunks[:-1]:
         await message.reply_text(chunk)
@@ -228,7 +233,7 @@ async def revoke(update: Update, context: HearthContext, message: Message,
 async def grants(update: Update, context: HearthContext, message: Message,
                  args: list[str]) -> None:
     person, hearth = context.member, context.hearth
-    found = await hearth.memory.grants(person.person_id)
+    found = await hearth.memory.grants(person.person_id, viewer_id=person.person_id)
     if not found:
         await message.reply_text(texts.GRANTS_EMPTY)
         return

@@ -140,6 +140,13 @@ FORGET_USAGE_OWNER = (
 )
 FORGET_NOTHING = "I don't have anything like that to forget."
 FORGET_ASK = "This is what I would forget, for good:"
+
+
+def forget_mentions(count: int) -> str:
+    """No note holds the words yet (the tick has not run), but things said mention them."""
+    things = "one thing you said mentions" if count == 1 else f"{count} things said here mention"
+    return (f"I haven't made a note of that yet, but {things} it. "
+            "Shall I forget those words, for good?")
 FORGET_QUESTION = "Shall I?"
 FORGET_YES = "Forget these"
 FORGET_NO = "Keep them"
@@ -148,7 +155,7 @@ KEPT = "All right, I've kept them."
 
 def forgotten(count: int) -> str:
     if count == 0:
-        return "There was nothing left to forget."
+        return "Done: what you said about that is gone, for good."
     things = "one thing" if count == 1 else f"{count} things"
     return f"Done: I've forgotten {things}, for good."
 

@@ -29,7 +29,7 @@ from memory.dbfile import check_database_file
 from memory.embedder import Embedder
 from memory.embedder import Vectors as Matrix
 from memory.errors import InvalidRequest
-from memory.forget import forget_matching, like_escape, purge_scope
+from memory.forget import count_mentions, forget_matching, like_escape, purge_scope
 from memory.household import HouseholdBook
 from memory.inbox import Delivery, Inbox, Outbox, finish_update, purge_chat, queue_reply
 from memory.lens import GRANTABLE, may_use
@@ -1131,6 +1131,19 @@ class Memory:
             return await self._lensed(tx, ctx, rows, now)
 
         return await self._read(ctx, "forget_preview", text, body)
+
+    async def forget_mentions(
+        self, ctx: AccessContext, text: str, *, shared: bool = False
+    ) -> int:
+        """How many things said in the member's own scope (or, for the owner with `shared`,
+        the shared one) mention `text`: what `forget` scrubs even when no belief holds it yet.
+        A count of the reader's own scope, receipted."""
+        scope, needle = await self._forget_target(ctx, text, shared=shared)
+
+        async def body(tx: Tx) -> tuple[int, list[int], list[str], int]:
+            return await count_mentions(tx, scope=scope, needle=needle), [], [], 0
+
+        return await self._read(ctx, "forget_mentions", text, body)
 
     async def _forget_target(
         self, ctx: AccessContext, text: str, *, shared: bool

@@ -24,13 +24,24 @@ def like_escape(text: str) -> str:
 async def forget_matching(
     tx: Tx, *, scope: str, needle: str, secret: bytes, now: str
 ) -> list[int]:
-    """Forget every belief of `scope` whose normalised proposition contains `needle`."""
+    """Forget every belief of `scope` whose normalised proposition contains `needle`, and the
+    words themselves (`needle`, and each belief's distinctive words) from every line, summary
+    and goal of the scope, whether or not the tick has consolidated them yet: forgetting right
+    after saying something leaves it nowhere. A tombstone for the words themselves refuses a
+    background re-creation of exactly them from older material."""
     rows = await tx.fetchall(
         "SELECT belief_id, proposition, norm FROM beliefs WHERE scope = ?"
         " AND norm LIKE ? ESCAPE '\\' ORDER BY belief_id",
         (scope, f"%{like_escape(needle)}%"),
     )
+    await tx.execute(
+        "INSERT OR IGNORE INTO tombstones(fingerprint, at) VALUES (?, ?)",
+        (tombstone_fingerprint(secret, scope, needle), now),
+    )
     if not rows:
+        await _scrub_lines(tx, scope, {needle})
+        await _scrub_derived(tx, scope, {needle})
+        await _rebuild_index(tx)
         return []
     ids = [int(r["belief_id"]) for r in rows]
     marks = ", ".join("?" for _ in ids)
@@ -58,7 +69,7 @@ async def forget_matching(
             f"UPDATE turns SET text = ? WHERE scope = ? AND turn_id IN ({turn_marks})",
             (REDACTED, scope, *source_turns),
         )
-    norms = {str(r["norm"]) for r in rows}
+    norms = {str(r["norm"]) for r in rows} | {needle}
     await _scrub_lines(tx, scope, norms)
     await _scrub_derived(tx, scope, norms)
     await _rebuild_index(tx)
@@ -128,6 +139,18 @@ async def _scrub_derived(tx: Tx, scope: str, norms: set[str]) -> None:
                                      (REDACTED, row["id"]))
                 else:
                     await tx.execute("DELETE FROM goals WHERE goal_id = ?", (row["id"],))
+
+
+async def count_mentions(tx: Tx, *, scope: str, needle: str) -> int:
+    """How many lines, summaries and goals of `scope` repeat `needle` (what forgetting it
+    would scrub even when no belief holds it yet). A count of the member's own scope only."""
+    marks = [_marks(needle)]
+    found = 0
+    for table in ("turns", "summaries", "goals"):
+        rows = await tx.fetchall(f"SELECT text FROM {table} WHERE scope = ? AND text != ?",
+                                 (scope, REDACTED))
+        found += sum(1 for r in rows if _repeats(str(r["text"]), {needle}, marks))
+    return found
 
 
 async def _rebuild_index(tx: Tx) -> None:

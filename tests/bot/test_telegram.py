@@ -533,6 +533,34 @@ async def test_a_forged_foreign_or_expired_button_changes_nothing(bot: Bot) -> N
     assert (await bot.memory.stats())["beliefs"] == 1
 
 
+async def test_forget_before_the_tick_leaves_the_words_nowhere_in_the_database(
+    bot: Bot,
+) -> None:
+    await bot.say(ALICE, "I have been to Oslo once", name="Alice")  # another scope: stays
+    bot.model.answer = "Oslo! Good luck with the job in Oslo."  # she repeats it to Bob
+    await bot.say(BOB, "I am secretly applying for a job in Oslo", name="Bob")
+    await bot.say(BOB, "remind me to email the Oslo recruiter", name="Bob")
+    assert (await bot.memory.stats())["beliefs"] == 0  # the tick has not run
+    bot.telegram.clear()
+
+    await bot.say(BOB, "/forget Oslo", name="Bob")
+    (question,) = bot.to(BOB)
+    assert "haven't made a note of that yet" in question and "Oslo" not in question
+    forget_token, _ = button_tokens(bot)
+    await bot.send(bot.people.press(BOB, forget_token, name="Bob"))
+    assert "gone, for good" in bot.telegram.sent(method="editMessageText")[-1].text
+
+    bob = await bot.person(BOB)
+    ctx = AccessContext.for_member(bob.person_id, Activity.MEMBER_INSPECT, "a test read")
+    assert not any("oslo" in t.text.lower() for t in await bot.memory.transcript(ctx))
+    assert not any("oslo" in g.text.lower() for g in await bot.memory.goals(ctx))
+    alice = await bot.person(ALICE)
+    actx = AccessContext.for_member(alice.person_id, Activity.MEMBER_INSPECT, "a test read")
+    assert any("Oslo" in t.text for t in await bot.memory.transcript(actx))  # hers stays
+    await bot.memory.checkpoint()
+    assert raw_bytes(bot.db).count(b"Oslo") == 1  # only Alice's line is left
+
+
 async def test_forget_with_nothing_matching_or_no_words_says_so(bot: Bot) -> None:
     await bot.say(BOB, "/forget", name="Bob")
     await bot.say(BOB, "/forget unicorns", name="Bob")

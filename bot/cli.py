@@ -110,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
     forget = command("forget", "forget NAME's beliefs matching TEXT")
     forget.add_argument("--as", dest="as_name", required=True, metavar="NAME")
     forget.add_argument("--shared", action="store_true", help="shared beliefs (owner only)")
+    forget.add_argument("--yes", action="store_true",
+                        help="forget without showing what will go and asking first")
     forget.add_argument("text", nargs="+")
 
     grant = command("grant", "a standing grant over NAME's own facts")
@@ -315,11 +317,31 @@ async def _inspect(memory: Memory, args: argparse.Namespace) -> int:
 
 
 async def _forget(memory: Memory, args: argparse.Namespace) -> int:
+    """As the bot does: show what will go and ask, unless `--yes`; then forget, for good."""
     person = await _person(memory, args.as_name)
     ctx = AccessContext.for_member(
         person.person_id, Activity.MEMBER_INSPECT, "the member asked to forget"
     )
-    count = await memory.forget(ctx, " ".join(args.text), shared=args.shared)
+    text = " ".join(args.text)
+    if not args.yes:
+        found = await memory.forget_preview(ctx, text, shared=args.shared)
+        mentions = 0 if found else await memory.forget_mentions(ctx, text, shared=args.shared)
+        if not found and not mentions:
+            _print("nothing like that to forget")
+            return EXIT_OK
+        if found:
+            _print("this is what would be forgotten, for good:")
+            for belief in found:
+                _print(f"  {belief.proposition}")
+        else:
+            _print(f"no belief holds it yet, but {mentions} thing(s) said mention it")
+        sys.stdout.write("forget it, for good? [y/N] ")
+        sys.stdout.flush()
+        answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
+        if answer not in ("y", "yes"):
+            _print("kept: nothing was forgotten")
+            return EXIT_OK
+    count = await memory.forget(ctx, text, shared=args.shared)
     _print(f"forgot {count} belief(s)")
     return EXIT_OK
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import pwd
@@ -21,6 +22,7 @@ import pexpect
 import pytest
 
 from bot.cli import main
+from memory import Memory, Role, private_scope
 from tests.support.model_server import (
     ModelServer,
     ResponsePlan,
@@ -128,11 +130,46 @@ def test_inspect_and_export_show_a_members_own_view(household: Shell) -> None:
     assert "spiders" not in out
 
 
-def test_forget_prints_the_count_and_the_fact_is_gone(household: Shell) -> None:
+def test_forget_with_yes_prints_the_count_and_the_fact_is_gone(household: Shell) -> None:
     household("remember", "--as", "Bob", "Bob hides chocolate in the piano")
-    code, out, _ = household("forget", "--as", "Bob", "chocolate")
+    code, out, _ = household("forget", "--as", "Bob", "--yes", "chocolate")
     assert code == 0 and out.strip() == "forgot 1 belief(s)"
     assert household("recall", "--as", "Bob", "chocolate piano")[1].strip() == "nothing recalled"
+
+
+@pytest.mark.parametrize(("answer", "gone"), [("y\n", True), ("n\n", False), ("", False)])
+def test_forget_shows_what_will_go_and_asks_first(
+    household: Shell, monkeypatch: pytest.MonkeyPatch, answer: str, gone: bool
+) -> None:
+    household("remember", "--as", "Bob", "Bob hides chocolate in the piano")
+    monkeypatch.setattr("sys.stdin", io.StringIO(answer))
+    code, out, _ = household("forget", "--as", "Bob", "chocolate")
+    assert code == 0
+    assert "Bob hides chocolate in the piano" in out and "[y/N]" in out
+    assert ("forgot 1 belief(s)" in out) is gone
+    assert ("nothing was forgotten" in out) is not gone
+    recalled = household("recall", "--as", "Bob", "chocolate piano")[1].strip()
+    assert (recalled == "nothing recalled") is gone
+
+
+def test_forget_before_the_tick_asks_about_what_was_said_and_scrubs_it(
+    household: Shell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def say() -> None:
+        memory = await Memory.open(household.db)
+        try:
+            bob = await memory.people.by_name("Bob")
+            await memory.append_turn(chat_id="dm:1002", speaker_id=bob.person_id,
+                                     role=Role.USER, scope=private_scope(bob.person_id),
+                                     text="I keep the spare key under the gnome")
+        finally:
+            await memory.close()
+
+    asyncio.run(say())  # a line the tick has not consolidated yet
+    monkeypatch.setattr("sys.stdin", io.StringIO("yes\n"))
+    code, out, _ = household("forget", "--as", "Bob", "spare key under the gnome")
+    assert code == 0 and "thing(s) said mention it" in out and "forgot 0 belief(s)" in out
+    assert "gnome" not in household("export", "--as", "Bob")[1]
 
 
 def test_receipts_list_reads_and_verify_names_the_first_broken_link(household: Shell) -> None:
@@ -206,7 +243,7 @@ def test_backup_and_restore_round_trip_the_household(household: Shell, tmp_path:
     household("remember", "--as", "Bob", "Bob's bike lock code is on a sticky note")
     copy = tmp_path / "copy.db"
     assert household("backup", str(copy))[0] == 0
-    household("forget", "--as", "Bob", "bike lock")
+    household("forget", "--as", "Bob", "--yes", "bike lock")
     assert household("restore", str(copy))[0] == 0
     assert "bike lock" in household("inspect", "--as", "Bob")[1]
     assert household("receipts", "verify")[0] == 0

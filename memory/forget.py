@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from memory.beliefs import normalize, tombstone_fingerprint
+from memory.models import SHARED
 from memory.store import Tx
 
 REDACTED = "[forgotten]"
@@ -139,6 +140,18 @@ async def _scrub_derived(tx: Tx, scope: str, norms: set[str]) -> None:
                                      (REDACTED, row["id"]))
                 else:
                     await tx.execute("DELETE FROM goals WHERE goal_id = ?", (row["id"],))
+    if scope == SHARED:
+        # Persona edits are drawn from shared preferences: one that quotes a forgotten one
+        # stops shaping her prompts (withdrawn), and its words go.
+        rows = await tx.fetchall("SELECT proposal_id, text, reason FROM persona_proposals")
+        for row in rows:
+            said = f"{row['text']}\n{row['reason']}"
+            if _repeats(said, norms, marks):
+                await tx.execute(
+                    "UPDATE persona_proposals SET text = ?, reason = ?, state = 'rejected'"
+                    " WHERE proposal_id = ?",
+                    (REDACTED, REDACTED, row["proposal_id"]),
+                )
 
 
 async def count_mentions(tx: Tx, *, scope: str, needle: str) -> int:

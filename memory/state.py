@@ -113,12 +113,15 @@ class StateBook:
         return [PersonaProposal.model_validate(dict(r)) for r in rows]
 
     async def decide_persona(self, proposal_id: int, *, approve: bool, by: str) -> bool:
-        """Approve or reject a pending proposal; False when there is no such pending one."""
+        """Approve or reject a pending proposal, or withdraw (reject) an approved one, which
+        then stops shaping every prompt at once; False when there is no such proposal."""
         async with self._store.transaction() as tx:
             changed = await tx.execute(
                 "UPDATE persona_proposals SET state = ?, decided_at = ?, decided_by = ?"
-                " WHERE proposal_id = ? AND state = 'pending'",
-                ("approved" if approve else "rejected", self._now(), by, proposal_id),
+                " WHERE proposal_id = ? AND (state = 'pending'"
+                " OR (state = 'approved' AND ? = 'rejected'))",
+                ("approved" if approve else "rejected", self._now(), by, proposal_id,
+                 "approved" if approve else "rejected"),
             )
         return changed == 1
 

@@ -113,3 +113,34 @@ async def test_affect_bootstrap_and_the_turn_log_round_trip(home: Household) -> 
                                          scope=private_scope(home.bob.person_id), text="hi")
     await state.log_turn(turn, "abc123", {"constitution": 700}, [4, 5])
     assert await state.turn_log(turn) == ("abc123", {"constitution": 700}, [4, 5])
+
+
+async def test_an_approved_persona_edit_can_be_withdrawn_and_stops_shaping_her_at_once(
+    home: Household,
+) -> None:
+    state = home.memory.state
+    edit = await state.propose_persona("Call everyone 'darling'.", "the group laughed", "dream")
+    assert await state.decide_persona(edit, approve=True, by=home.owner.person_id)
+    assert await state.approved_persona_edits() == ["Call everyone 'darling'."]
+    assert await state.decide_persona(edit, approve=False, by=home.owner.person_id)
+    assert await state.approved_persona_edits() == []
+    assert not await state.decide_persona(edit, approve=True, by=home.owner.person_id)
+
+
+async def test_forgetting_a_shared_preference_withdraws_a_persona_edit_that_quotes_it(
+    home: Household,
+) -> None:
+    m = home.memory
+    await m.remember(home.owner.person_id, "The household likes jokes about penguins",
+                     shared=True)
+    quoting = await m.state.propose_persona("Tell a joke about penguins now and then.",
+                                            "the household likes jokes about penguins", "dream")
+    other = await m.state.propose_persona("Use fewer exclamation marks.", "they are loud",
+                                          "dream")
+    for proposal in (quoting, other):
+        assert await m.state.decide_persona(proposal, approve=True, by=home.owner.person_id)
+    owner = home.dm(home.owner, Activity.MEMBER_INSPECT)
+    assert await m.forget(owner, "jokes about penguins", shared=True) == 1
+    assert await m.state.approved_persona_edits() == ["Use fewer exclamation marks."]
+    await m.checkpoint()
+    assert b"penguins" not in raw_bytes(m.path)

@@ -29,7 +29,14 @@ from memory.dbfile import check_database_file
 from memory.embedder import Embedder
 from memory.embedder import Vectors as Matrix
 from memory.errors import InvalidRequest
-from memory.forget import count_mentions, forget_matching, like_escape, purge_scope
+from memory.forget import (
+    all_tombstones,
+    count_mentions,
+    forget_matching,
+    like_escape,
+    purge_scope,
+    write_tombstones,
+)
 from memory.household import HouseholdBook
 from memory.inbox import Delivery, Inbox, Outbox, finish_update, purge_chat, queue_reply
 from memory.lens import GRANTABLE, may_use
@@ -1173,7 +1180,15 @@ class Memory:
         if self._index is not None:
             self._index.remove(gone)
         await self._store.checkpoint()
+        await self._mirror_tombstones()
         return len(gone)
+
+    async def _mirror_tombstones(self) -> None:
+        """Keep the tombstones beside the database too, so a restore of an older backup
+        re-applies them (`restore`)."""
+        async with self._store.transaction() as tx:
+            rows = await all_tombstones(tx)
+        await asyncio.to_thread(write_tombstones, self.path, rows)
 
     # --- grants ------------------------------------------------------------------------------
 

@@ -9,13 +9,30 @@ no longer hold the words).
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 from memory.beliefs import normalize, tombstone_fingerprint
 from memory.models import SHARED
+from memory.receipts import keyed_digest
 from memory.store import Tx
 
 REDACTED = "[forgotten]"
+
+
+def row_fingerprint(secret: bytes, table: str, row_id: int, text: str) -> str:
+    """A keyed fingerprint of one row as it was before a forget scrubbed it: a restore of an
+    older backup finds the same row by it and scrubs it again, with no plaintext kept."""
+    return keyed_digest(secret, f"row\n{table}\n{row_id}\n{text}")
+
+
+async def _tombstone_rows(tx: Tx, secret: bytes, now: str, table: str,
+                          rows: list[tuple[int, str]]) -> None:
+    await tx.executemany(
+        "INSERT OR IGNORE INTO tombstones(fingerprint, at) VALUES (?, ?)",
+        [(row_fingerprint(secret, table, row_id, text), now) for row_id, text in rows],
+    )
 
 
 def like_escape(text: str) -> str:
@@ -40,8 +57,8 @@ async def forget_matching(
         (tombstone_fingerprint(secret, scope, needle), now),
     )
     if not rows:
-        await _scrub_lines(tx, scope, {needle})
-        await _scrub_derived(tx, scope, {needle})
+        await _scrub_lines(tx, scope, {needle}, secret, now)
+        await _scrub_derived(tx, scope, {needle}, secret, now)
         await _rebuild_index(tx)
         return []
     ids = [int(r["belief_id"]) for r in rows]
@@ -66,13 +83,20 @@ async def forget_matching(
     await tx.execute(f"DELETE FROM beliefs WHERE belief_id IN ({marks})", ids)
     if source_turns:
         turn_marks = ", ".join("?" for _ in source_turns)
+        sources = await tx.fetchall(
+            f"SELECT turn_id, text FROM turns WHERE scope = ? AND text != ?"
+            f" AND turn_id IN ({turn_marks})",
+            (scope, REDACTED, *source_turns),
+        )
+        await _tombstone_rows(tx, secret, now, "turns",
+                              [(int(r["turn_id"]), str(r["text"])) for r in sources])
         await tx.execute(
             f"UPDATE turns SET text = ? WHERE scope = ? AND turn_id IN ({turn_marks})",
             (REDACTED, scope, *source_turns),
         )
     norms = {str(r["norm"]) for r in rows} | {needle}
-    await _scrub_lines(tx, scope, norms)
-    await _scrub_derived(tx, scope, norms)
+    await _scrub_lines(tx, scope, norms, secret, now)
+    await _scrub_derived(tx, scope, norms, secret, now)
     await _rebuild_index(tx)
     return ids
 
@@ -112,13 +136,18 @@ def _repeats(text: str, norms: set[str], marks: list[frozenset[str]]) -> bool:
     )
 
 
-async def _scrub_lines(tx: Tx, scope: str, norms: set[str]) -> None:
+async def _scrub_lines(tx: Tx, scope: str, norms: set[str], secret: bytes, now: str) -> None:
     """Redact every line of the scope that repeats a forgotten proposition, hers included."""
     rows = await tx.fetchall(
         "SELECT turn_id, text FROM turns WHERE scope = ? AND text != ?", (scope, REDACTED)
     )
     marks = [_marks(norm) for norm in norms]
-    hit = [int(r["turn_id"]) for r in rows if _repeats(str(r["text"]), norms, marks)]
+    repeating = [
+        (int(r["turn_id"]), str(r["text"])) for r in rows
+        if _repeats(str(r["text"]), norms, marks)
+    ]
+    await _tombstone_rows(tx, secret, now, "turns", repeating)
+    hit = [turn_id for turn_id, _ in repeating]
     for start in range(0, len(hit), 500):
         chunk = hit[start : start + 500]
         await tx.execute(
@@ -127,7 +156,8 @@ async def _scrub_lines(tx: Tx, scope: str, norms: set[str]) -> None:
         )
 
 
-async def _scrub_derived(tx: Tx, scope: str, norms: set[str]) -> None:
+async def _scrub_derived(tx: Tx, scope: str, norms: set[str], secret: bytes,
+                         now: str) -> None:
     """Summaries and goals of the scope that repeat a forgotten proposition go too."""
     marks = [_marks(norm) for norm in norms]
     for table, key in (("summaries", "summary_id"), ("goals", "goal_id")):
@@ -135,6 +165,8 @@ async def _scrub_derived(tx: Tx, scope: str, norms: set[str]) -> None:
                                  (scope,))
         for row in rows:
             if _repeats(str(row["text"]), norms, marks):
+                await _tombstone_rows(tx, secret, now, table,
+                                      [(int(row["id"]), str(row["text"]))])
                 if table == "summaries":
                     await tx.execute("UPDATE summaries SET text = ? WHERE summary_id = ?",
                                      (REDACTED, row["id"]))
@@ -147,11 +179,91 @@ async def _scrub_derived(tx: Tx, scope: str, norms: set[str]) -> None:
         for row in rows:
             said = f"{row['text']}\n{row['reason']}"
             if _repeats(said, norms, marks):
+                await _tombstone_rows(tx, secret, now, "persona_proposals",
+                                      [(int(row["proposal_id"]), said)])
                 await tx.execute(
                     "UPDATE persona_proposals SET text = ?, reason = ?, state = 'rejected'"
                     " WHERE proposal_id = ?",
                     (REDACTED, REDACTED, row["proposal_id"]),
                 )
+
+
+async def reapply_tombstones(tx: Tx, secret: bytes, kept: list[tuple[str, str]]) -> list[int]:
+    """After a restore: the tombstones the replaced database had (`kept`, fingerprint and
+    time) join the restored one's, and whatever a backup made before those forgets still
+    holds is forgotten again: beliefs by their keyed fingerprint, lines, summaries, goals and
+    persona proposals by the keyed fingerprint of the row as it was. Returns belief ids gone."""
+    await tx.executemany(
+        "INSERT OR IGNORE INTO tombstones(fingerprint, at) VALUES (?, ?)", kept
+    )
+    known = {
+        str(r["fingerprint"]) for r in await tx.fetchall("SELECT fingerprint FROM tombstones")
+    }
+    gone = [
+        int(r["belief_id"])
+        for r in await tx.fetchall("SELECT belief_id, scope, norm FROM beliefs")
+        if tombstone_fingerprint(secret, str(r["scope"]), str(r["norm"])) in known
+    ]
+    for start in range(0, len(gone), 500):
+        chunk = gone[start : start + 500]
+        await tx.execute(
+            f"DELETE FROM beliefs WHERE belief_id IN ({', '.join('?' for _ in chunk)})", chunk
+        )
+    for table, key in (("turns", "turn_id"), ("summaries", "summary_id")):
+        for row in await tx.fetchall(f"SELECT {key} AS id, text FROM {table} WHERE text != ?",
+                                     (REDACTED,)):
+            if row_fingerprint(secret, table, int(row["id"]), str(row["text"])) in known:
+                await tx.execute(f"UPDATE {table} SET text = ? WHERE {key} = ?",
+                                 (REDACTED, row["id"]))
+    for row in await tx.fetchall("SELECT goal_id AS id, text FROM goals"):
+        if row_fingerprint(secret, "goals", int(row["id"]), str(row["text"])) in known:
+            await tx.execute("DELETE FROM goals WHERE goal_id = ?", (row["id"],))
+    for row in await tx.fetchall("SELECT proposal_id AS id, text, reason FROM persona_proposals"):
+        said = f"{row['text']}\n{row['reason']}"
+        if row_fingerprint(secret, "persona_proposals", int(row["id"]), said) in known:
+            await tx.execute(
+                "UPDATE persona_proposals SET text = ?, reason = ?, state = 'rejected'"
+                " WHERE proposal_id = ?",
+                (REDACTED, REDACTED, row["id"]),
+            )
+    await _rebuild_index(tx)
+    return gone
+
+
+async def all_tombstones(tx: Tx) -> list[tuple[str, str]]:
+    return [(str(r["fingerprint"]), str(r["at"]))
+            for r in await tx.fetchall("SELECT fingerprint, at FROM tombstones")]
+
+
+def tombstones_path(db_path: Path) -> Path:
+    """Beside the database and its secret: the tombstones, so a restore of an older backup
+    forgets again what was forgotten since (keyed fingerprints only, never plaintext)."""
+    return db_path.with_name(db_path.name + ".tombstones")
+
+
+def write_tombstones(db_path: Path, rows: list[tuple[str, str]]) -> None:
+    """Replace the file beside the database with `rows`, atomically, mode 0600."""
+    path = tombstones_path(db_path)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        out.writelines(f"{fingerprint}\t{at}\n" for fingerprint, at in sorted(rows))
+    os.replace(tmp, path)
+
+
+def read_tombstones(db_path: Path) -> list[tuple[str, str]]:
+    """The tombstones kept beside the database; none when there is no file."""
+    path = tombstones_path(db_path)
+    try:
+        text = path.read_text("ascii")
+    except FileNotFoundError:
+        return []
+    rows = []
+    for line in text.splitlines():
+        fingerprint, _, at = line.partition("\t")
+        if fingerprint and at:
+            rows.append((fingerprint, at))
+    return rows
 
 
 async def count_mentions(tx: Tx, *, scope: str, needle: str) -> int:

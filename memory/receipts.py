@@ -1,17 +1,20 @@
 """The read ledger: the only code that writes receipts, and the verifier of their chain.
 
 Every facade read appends one row inside the read's own transaction: sequence, time, actor,
-activity, purpose, method, an HMAC digest of the query (never its text), the ids returned, the
-scopes they came from, and how many the lens suppressed. Each row's hash covers its fields and
-the previous row's hash, from a genesis of zeros, so a changed, reordered or deleted row breaks
-the chain at that row.
+activity, purpose, method, a digest of the query keyed per actor (never its text), the ids
+returned, the scopes they came from, and how many the lens suppressed. Each row's hash covers
+its fields and the previous row's hash, from a genesis of zeros, so a changed, reordered or
+deleted row breaks the chain at that row.
 
 The HMAC key is the install's secret, kept in a mode-0600 file beside the database. It also keys
-tombstone fingerprints, so neither a query digest nor a tombstone can be reversed by dictionary.
+tombstone fingerprints, so neither a query digest nor a tombstone can be reversed by dictionary;
+query digests are keyed per actor, so the same words read by two members give two digests and
+no audit can confirm a guess about another member's read.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -80,6 +83,19 @@ def keyed_digest(secret: bytes, text: str) -> str:
     return hmac.new(secret, text.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
+@functools.lru_cache(maxsize=256)
+def _subkey(secret: bytes, purpose: str) -> bytes:
+    """A key for one use of the secret, so no two uses can stand in for each other."""
+    return hmac.new(secret, f"hearth\n{purpose}".encode(), hashlib.sha256).digest()
+
+
+def query_digest(secret: bytes, actor: str, method: str, query: str) -> str:
+    """The query as a receipt keeps it: keyed by the actor's own key, so the same words read by
+    two actors give two digests (and the owner's audit confirms no guess about another's read),
+    while one actor's repeated query is still seen as a repeat."""
+    return keyed_digest(_subkey(secret, f"query digest\n{actor}"), f"{method}\n{query}")
+
+
 def _row_hash(prev_hash: str, fields: dict[str, object]) -> str:
     body = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(f"{prev_hash}\n{body}".encode()).hexdigest()
@@ -127,7 +143,7 @@ async def write_receipt(
     """Append one receipt in the caller's transaction; returns its sequence number."""
     last = await tx.fetchone("SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1")
     seq, prev_hash = (1, GENESIS) if last is None else (int(last["seq"]) + 1, str(last["hash"]))
-    digest = keyed_digest(secret, f"{method}\n{query}")
+    digest = query_digest(secret, ctx.actor, method, query)
     ordered_scopes = sorted(set(scopes))
     fields = _fields(
         seq=seq,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import stat
 from pathlib import Path
@@ -142,3 +143,24 @@ async def test_receipts_count_what_the_lens_suppressed(home: Household) -> None:
     audit = AccessContext.for_audit(home.owner.person_id, "audit")
     last = [r for r in await m.receipts(audit) if r.method == "recall"][-1]
     assert last.suppressed == 1 and last.returned_ids == ()
+
+
+# --- query digests are the actor's own -----------------------------------------------------------
+
+
+async def test_the_same_query_by_two_members_gives_two_digests(home: Household) -> None:
+    m = home.memory
+    words = "is Alice seeing someone"
+    await m.recall(home.dm(home.bob), words)
+    await m.recall(home.dm(home.alice), words)
+    await m.recall(home.dm(home.bob), words)
+    await m.recall(home.dm(home.owner), words)  # the owner trying the guess herself
+    audit = AccessContext.for_audit(home.owner.person_id, "audit")
+    digests = {r.actor: r.query_digest for r in await m.receipts(audit) if r.method == "recall"}
+    bob_reads = [r.query_digest for r in await m.receipts(audit)
+                 if r.method == "recall" and r.actor == home.bob.person_id]
+    assert len(set(digests.values())) == 3  # Bob's, Alice's and the owner's all differ
+    assert bob_reads[0] == bob_reads[1]  # one member's repeat is still a repeat
+    # nor does a digest of the bare words (as an unkeyed or unactored digest would be) match
+    bare = hashlib.sha256(f"recall\n{words}".encode()).hexdigest()
+    assert bare not in digests.values()

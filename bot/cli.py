@@ -389,7 +389,8 @@ async def _grants(memory: Memory, args: argparse.Namespace) -> int:
     if args.as_name:
         grantor = (await _person(memory, args.as_name)).person_id
     names = {p.person_id: p.name for p in await memory.people.list()}
-    found = await memory.grants(grantor)
+    # A note is its grantor's words: shown only in the listing of their own grants (--as).
+    found = await memory.grants(grantor, viewer_id=grantor)
     if not found:
         _print("no grants")
     now = utc_now().isoformat()

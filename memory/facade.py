@@ -1223,6 +1223,7 @@ class Memory:
         now = self._now()
         expires = None if days is None else (now + timedelta(days=days)).isoformat()
         scope = SHARED if shared else private_scope(person.person_id)
+        note = mask_secrets(note.replace("\x00", "").strip())  # kept as a line is: masked
         async with self._store.transaction() as tx:
             grant_id = await tx.execute(
                 "INSERT INTO grants(grantor_id, scope, activity, sensitivity, beneficiary_id,"
@@ -1256,8 +1257,13 @@ class Memory:
                 (self._now_text(), person.person_id, scope, activity.value, sensitivity.value),
             )
 
-    async def grants(self, grantor_id: str | None = None) -> list[Grant]:
-        """Grants as rows (who opened what, for whom, until when); they hold no content."""
+    async def grants(
+        self, grantor_id: str | None = None, *, viewer_id: str | None = None
+    ) -> list[Grant]:
+        """Grants as rows (who opened what, for whom, until when). A grant's free-text note is
+        its grantor's own words: it is shown, secret tokens masked as in a transcript line, only
+        when `viewer_id` is the member whose facts the grant covers (for shared facts, the
+        household's owner), and is empty in every other listing."""
         async with self._store.transaction() as tx:
             if grantor_id is None:
                 rows = await tx.fetchall("SELECT * FROM grants ORDER BY grant_id")
@@ -1265,7 +1271,13 @@ class Memory:
                 rows = await tx.fetchall(
                     "SELECT * FROM grants WHERE grantor_id = ? ORDER BY grant_id", (grantor_id,)
                 )
-        return [_grant_from_row(r) for r in rows]
+            owner = await tx.scalar("SELECT person_id FROM people WHERE is_owner = 1")
+        shown = []
+        for grant in (_grant_from_row(r) for r in rows):
+            mine = viewer_id is not None and viewer_id == _covered(grant.scope, owner)
+            note = mask_secrets(grant.note) if mine else ""
+            shown.append(grant.model_copy(update={"note": note}))
+        return shown
 
     # --- the ledger --------------------------------------------------------------------------
 
@@ -1327,6 +1339,12 @@ class Memory:
 
     async def person_named(self, name: str) -> Person:
         return await self.people.by_name(name)
+
+
+def _covered(scope: str, owner_id: str | None) -> str | None:
+    """The member whose facts a grant over `scope` covers: the scope's owner, or for the
+    household's shared facts the household's owner."""
+    return owner_id if scope == SHARED else scope_owner(scope)
 
 
 def _owner_means_shared(person: Person, activity: Activity) -> bool:

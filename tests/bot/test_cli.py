@@ -795,3 +795,17 @@ async def test_what_is_said_in_the_chat_becomes_memory_on_the_tick_schedule(
     assert code == 0, err
     assert "Alice is training for a triathlon in May" in out
     assert "consolidated" not in chat.seen and "tick" not in chat.seen  # nothing said aloud
+
+
+# --- grant notes, as the household would try them ---------------------------------------------
+
+
+def test_a_grant_note_is_listed_only_for_its_grantor_and_masked(household: Shell) -> None:
+    token = "sk-proj-9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c"
+    assert household("grant", "--as", "Bob", "proactive", "health",
+                     "--note", f"clinic reminders, portal key {token}")[0] == 0
+    code, out, _ = household("grants")  # everyone's grants, for whoever is at the terminal
+    assert code == 0 and "Bob" in out and "clinic" not in out
+    code, out, _ = household("grants", "--as", "Bob")
+    assert code == 0 and "clinic reminders" in out and token not in out
+    assert "clinic" not in household("grants", "--as", "Alice")[1]

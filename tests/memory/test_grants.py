@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory import SHARED, Activity, Sensitivity, private_scope
-from tests.helpers import Household
+from tests.helpers import Household, raw_bytes
 
 
 async def test_the_owners_group_grant_opens_the_households_shared_health_facts(
@@ -32,3 +32,36 @@ async def test_a_members_grants_stay_over_their_own_facts(home: Household) -> No
     proactive = await home.memory.grant(home.owner.person_id, Activity.PROACTIVE,
                                         Sensitivity.HEALTH)
     assert proactive.scope == private_scope(home.owner.person_id)
+
+
+# --- a grant's note is its grantor's -----------------------------------------------------------
+
+_TOKEN = "sk-proj-9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c"
+
+
+async def test_a_grant_note_is_shown_only_to_its_grantor_and_masked(home: Household) -> None:
+    m = home.memory
+    await m.grant(home.bob.person_id, Activity.PROACTIVE, Sensitivity.HEALTH,
+                  note=f"remind me about the clinic, login {_TOKEN}")
+    await m.grant(home.owner.person_id, Activity.GROUP_CONVERSATION, Sensitivity.HEALTH,
+                  note="grandma's heart: ok to mention")
+
+    (bobs,) = await m.grants(home.bob.person_id, viewer_id=home.bob.person_id)
+    assert "clinic" in bobs.note and _TOKEN not in bobs.note  # his own words, token masked
+
+    async def notes(viewer: str | None) -> dict[str, str]:
+        return {g.grantor_id: g.note for g in await m.grants(viewer_id=viewer)}
+
+    bob, owner = home.bob.person_id, home.owner.person_id
+    assert (await notes(bob))[owner] == ""
+    # the owner's shared grant covers the household's facts: its note is hers, Bob's is not
+    assert await notes(owner) == {bob: "", owner: "grandma's heart: ok to mention"}
+    for viewer in (None, home.alice.person_id):  # a listing for no one, or for another member
+        assert await notes(viewer) == {bob: "", owner: ""}
+
+
+async def test_a_grant_note_is_stored_with_secret_tokens_masked(home: Household) -> None:
+    grant = await home.memory.grant(home.bob.person_id, Activity.PROACTIVE, Sensitivity.FINANCE,
+                                    note=f"bank app token {_TOKEN}")
+    assert _TOKEN not in grant.note
+    assert _TOKEN.encode() not in raw_bytes(home.memory.path)

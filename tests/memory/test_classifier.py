@@ -8,7 +8,14 @@ from collections import Counter
 
 import pytest
 
-from memory.classifier import classify
+from memory.classifier import (
+    CREDENTIAL_RULES,
+    FINANCE_RULES,
+    HEALTH_RULES,
+    ORDINARY_IDIOMS,
+    classify,
+    fold,
+)
 from memory.models import Sensitivity
 
 ORDINARY = Sensitivity.ORDINARY
@@ -71,6 +78,34 @@ CREDENTIALS_CORPUS: list[tuple[str, Sensitivity]] = [
     ("Olivia's laptop passcode is 771903", CREDENTIALS),
     ("the cvv on the back of my card is 123", CREDENTIALS),
     ("here's the key for the bot: [masked api_key]", CREDENTIALS),
+    ("the alarm code is 4471", CREDENTIALS),
+    ("our Netflix login is anna@example.org / hunter2", CREDENTIALS),
+    ("the burglar alarm code is the same as grandad's birthday", CREDENTIALS),
+    ("Disney: anna@example.org / Mickey2024", CREDENTIALS),
+    ("the code is 5521, don't tell the kids", CREDENTIALS),
+    ("the PIN for the car radio is 7734", CREDENTIALS),
+    ("the passcode to get into Mum's phone is 2020", CREDENTIALS),
+    ("what's the login for the Prime account?", CREDENTIALS),
+    ("the wifi key is on a sticker under the router", CREDENTIALS),
+    ("the garage door opener code is 8642", CREDENTIALS),
+    ("username anna, password tulip77", CREDENTIALS),
+    ("the school portal login is anna.m / Kitten22", CREDENTIALS),
+    ("gate code: 1379#", CREDENTIALS),
+    ("The HBO Max account password is on the fridge", CREDENTIALS),
+    ("the house alarm is set with 9-0-1-2, that's the code", CREDENTIALS),
+    ("the alarm's code is 1987", CREDENTIALS),
+    ("our Disney+ password is frozen2", CREDENTIALS),
+    ("what's the code to the gate again?", CREDENTIALS),
+    ("the safe opens with 3-7-1-9", CREDENTIALS),
+    ("Netflix login: anna@example.org pw Hunter2", CREDENTIALS),
+    ("her Spotify password is taylor13", CREDENTIALS),
+    ("the door code changed again, now it's 7788", CREDENTIALS),
+    ("Mum's iPad passcode is 123456", CREDENTIALS),
+    ("he told me his bank login", CREDENTIALS),
+    ("alarm code 9911 - don't forget", CREDENTIALS),
+    ("the key box at the cottage opens with 4-0-4", CREDENTIALS),
+    ("login anna.smith pwd sunny1", CREDENTIALS),
+    ("the password game at the party was fun", CREDENTIALS),
 ]
 
 HEALTH_CORPUS: list[tuple[str, Sensitivity]] = [
@@ -133,6 +168,33 @@ HEALTH_CORPUS: list[tuple[str, Sensitivity]] = [
     ("Alice is seeing a therapist for her anxiety", HEALTH),
     ("Grandma is allergic to penicillin", HEALTH),
     ("I need to see a doctor about this cough", HEALTH),
+    ("Dad was diagnosed with high blood pressure", HEALTH),
+    ("she's started physiotherapy for her shoulder", HEALTH),
+    ("Gran's on metformin now", HEALTH),
+    ("I'm pregnant with our second", HEALTH),
+    ("he's been prescribed ritalin for his ADHD", HEALTH),
+    ("she's had migraines all week", HEALTH),
+    ("the chemotherapy is making her tired", HEALTH),
+    ("Tom has depression and won't get out of bed", HEALTH),
+    ("she's taking ibuprofen for her knee", HEALTH),
+    ("he's got hypertension and has to cut salt", HEALTH),
+    ("the kids have chickenpox", HEALTH),
+    ("her cancer is in remission", HEALTH),
+    ("he has an appointment at the eye clinic", HEALTH),
+    ("Mum's on sertraline again", HEALTH),
+    ("She's had a hysterectomy", HEALTH),
+    ("Grandad has tinnitus and can't hear the doorbell", HEALTH),
+    ("she takes aspirin every morning for her heart", HEALTH),
+    ("he's on antibiotics for an ear infection", HEALTH),
+    ("she's been diagnosed with ADHD", HEALTH),
+    ("Mum's blood pressure is high", HEALTH),
+    ("Dad's having chemo", HEALTH),
+    ("she's expecting twins", HEALTH),
+    ("he takes an antidepressant", HEALTH),
+    ("my son has a chest infection", HEALTH),
+    ("Grandma's diabetes is getting worse", HEALTH),
+    ("she's having physio on her back", HEALTH),
+    ("he's asthmatic", HEALTH),
 ]
 
 FINANCE_CORPUS: list[tuple[str, Sensitivity]] = [
@@ -192,6 +254,15 @@ FINANCE_CORPUS: list[tuple[str, Sensitivity]] = [
     ("Alice's salary is forty two thousand a year", FINANCE),
     ("Olivia has fifteen thousand in her savings account", FINANCE),
     ("The household mortgage payment is due on the first of the month", FINANCE),
+    ("I sent him our IBAN for the deposit", FINANCE),
+    ("he's drowning in debt", FINANCE),
+    ("my salary got cut by 10%", FINANCE),
+    ("they're behind on the mortgage", FINANCE),
+    ("Her student loan is finally paid off", FINANCE),
+    ("my wages went up", FINANCE),
+    ("we owe the bank 5k", FINANCE),
+    ("my overdraft is maxed out", FINANCE),
+    ("we're saving for a deposit", FINANCE),
 ]
 
 # Sentences whose words look sensitive but are not: each one is a trap for a naive matcher.
@@ -241,6 +312,56 @@ TRAPS: list[tuple[str, Sensitivity]] = [
     ("my tablet died halfway through the film", ORDINARY),
     ("my car keys are on the hook by the door", ORDINARY),
     ("Doctor Who is back on telly tonight!", ORDINARY),
+    ("I love coding with the kids on Saturdays", ORDINARY),
+    ("the code for the school trip form is on the fridge", ORDINARY),
+    ("the dress code for the wedding is black tie", ORDINARY),
+    ("Tom is learning to code in Python", ORDINARY),
+    ("the promo code is SAVE20", ORDINARY),
+    ("the zip code for the office is 90210", ORDINARY),
+    ("the area code for Leeds is 0113", ORDINARY),
+    ("the error code on the washing machine is E21", ORDINARY),
+    ("there's a QR code on the menu", ORDINARY),
+    ("the Highway Code says to slow down near schools", ORDINARY),
+    ("the bus pass is in my coat pocket", ORDINARY),
+    ("the kids want to watch the Netflix show about sharks", ORDINARY),
+    ("we're expecting rain tomorrow", ORDINARY),
+    ("she has a big heart", ORDINARY),
+    ("it's a gift card for the bookshop", ORDINARY),
+    ("remember to pass the salt to grandma", ORDINARY),
+    ("the key to the shed is under the mat", ORDINARY),
+    ("the gate is stuck again", ORDINARY),
+    ("the alarm clock went off at 6", ORDINARY),
+    ("we signed the kids up for the code club", ORDINARY),
+    ("the lock on the bathroom door is broken", ORDINARY),
+    ("she scored 4471 points in the game", ORDINARY),
+    ("the code of conduct for the club is on the website", ORDINARY),
+    ("the tension in the room was awful", ORDINARY),
+    ("email anna@example.org about the party", ORDINARY),
+    ("we're learning the code of conduct at school", ORDINARY),
+    ("the teaching aids are in the cupboard", ORDINARY),
+    ("the kids broke the code in the puzzle book", ORDINARY),
+    ("she's expecting a parcel", ORDINARY),
+    ("the pin on the map is our house", ORDINARY),
+    ("the dress code is black tie", ORDINARY),
+    ("she cracked the code of the escape room", ORDINARY),
+    ("he's got a pin badge collection", ORDINARY),
+    ("our neighbour is a nurse", ORDINARY),
+    ("what a headache this traffic is", ORDINARY),
+    ("the code for the school form is in the red folder", ORDINARY),
+    ("the kids are playing Minecraft", ORDINARY),
+    ("the garden gate needs oiling", ORDINARY),
+    ("the car needs an MOT", ORDINARY),
+    ("we're going to the zoo on Saturday", ORDINARY),
+    ("I printed the boarding passes", ORDINARY),
+    ("she cracked the code on the crossword", ORDINARY),
+    ("the key lime pie was amazing", ORDINARY),
+    ("the dog is sick of the rain", ORDINARY),
+    ("the band played a sick set", ORDINARY),
+    ("the pass was brilliant in the match", ORDINARY),
+    ("our team scored 4471 points", ORDINARY),
+    ("the kids' passports are in the drawer", ORDINARY),
+    ("he logs in to the school portal every morning", ORDINARY),
+    ("the login page looks nice now", ORDINARY),
 ]
 
 PLAIN_ORDINARY: list[tuple[str, Sensitivity]] = [
@@ -267,8 +388,396 @@ PLAIN_ORDINARY: list[tuple[str, Sensitivity]] = [
     ("The family dog is called Biscuit", ORDINARY),
 ]
 
+# The same classes in German, French and Spanish, with near misses that must stay ordinary.
+GERMAN: list[tuple[str, Sensitivity]] = [
+    ("Das WLAN-Passwort ist Sonnenblume42", CREDENTIALS),
+    ("der Alarmcode ist 4471", CREDENTIALS),
+    ("Unser Netflix-Login ist anna@example.org / hunter2", CREDENTIALS),
+    ("Die PIN für meine EC-Karte ist 8812", CREDENTIALS),
+    ("Das Kennwort für den Router steht auf der Rückseite", CREDENTIALS),
+    ("Der Code für die Haustür lautet 2580", CREDENTIALS),
+    ("Kannst du mir die Zugangsdaten fürs Kundenportal schicken?", CREDENTIALS),
+    ("Der Tresorcode ist 1-9-7-3", CREDENTIALS),
+    ("Mein Passwort für Spotify ist katze123", CREDENTIALS),
+    ("Die Geheimzahl von Papas Bankkarte ist sein Geburtsjahr", CREDENTIALS),
+    ("Der Bestätigungscode per SMS ist 552913", CREDENTIALS),
+    ("Der Code ist 9931, nicht weitersagen", CREDENTIALS),
+    ("Omas Handy-PIN ist 0000", CREDENTIALS),
+    ("Der WLAN-Schlüssel klebt unter dem Router", CREDENTIALS),
+    ("Oma hat Zuckerkrankheit und muss Insulin spritzen", HEALTH),
+    ("Mein Vater hat Bluthochdruck", HEALTH),
+    ("Ich bin schwanger, aber sag es noch niemandem", HEALTH),
+    ("Lena hat Asthma und braucht ihr Spray", HEALTH),
+    ("Er nimmt seit März Antidepressiva", HEALTH),
+    ("Ich muss morgen ins Krankenhaus zur Untersuchung", HEALTH),
+    ("Vergiss nicht, deine Tabletten zu nehmen", HEALTH),
+    ("Max hat ADHS, die Schule weiß Bescheid", HEALTH),
+    ("Sie leidet seit Jahren an Migräne", HEALTH),
+    ("Der Arzttermin ist am Donnerstag um 10", HEALTH),
+    ("Opa hat Krebs, die Chemotherapie beginnt nächste Woche", HEALTH),
+    ("Ich habe seit gestern Fieber und Halsschmerzen", HEALTH),
+    ("Mama hat eine Depression und geht zur Therapie", HEALTH),
+    ("Er hat sich beim Fußball das Bein gebrochen", HEALTH),
+    ("Mein Gehalt kommt am 25.", FINANCE),
+    ("Wir haben noch 12.000 Euro Schulden bei der Bank", FINANCE),
+    ("Die Miete ist schon wieder gestiegen", FINANCE),
+    ("Unsere IBAN steht auf der Rechnung", FINANCE),
+    ("Der Kredit für das Auto läuft noch zwei Jahre", FINANCE),
+    ("Ich bin total pleite bis zum Monatsende", FINANCE),
+    ("Die Steuererklärung muss bis Juli fertig sein", FINANCE),
+    ("Das Konto ist wieder überzogen", FINANCE),
+    ("Der Dresscode für die Hochzeit ist festlich", ORDINARY),
+    ("Ich programmiere gern, Code schreiben macht mir Spaß", ORDINARY),
+    ("Der Schlüssel liegt unter der Fußmatte", ORDINARY),
+    ("Sie ist Ärztin in Hamburg", ORDINARY),
+    ("Das Rezept für den Apfelkuchen ist von Oma", ORDINARY),
+    ("Wir haben Schwarztee und Kräutertee gekauft", ORDINARY),
+    ("Die Postleitzahl ist 10115", ORDINARY),
+    ("Der Gutscheincode ist SOMMER20", ORDINARY),
+    ("Die Bank am See ist frisch gestrichen", ORDINARY),
+    ("Das macht mich krank, dieser ewige Regen", ORDINARY),
+    ("Am Samstag gehen wir ins Kino", ORDINARY),
+    ("Die Kinder spielen im Garten Fußball", ORDINARY),
+    ("Der Fehlercode am Drucker ist E-404", ORDINARY),
+    ("Das Passwort fürs Tablet ist Lena2015", CREDENTIALS),
+    ("Unser Haustürcode: 4-4-7-1", CREDENTIALS),
+    ("PIN vom Handy ist 2468", CREDENTIALS),
+    ("Die Alarmanlage geht mit 1234 aus", CREDENTIALS),
+    ("Schreib dir das Kennwort auf", CREDENTIALS),
+    ("Der Schlüsselsafe-Code ist 0815", CREDENTIALS),
+    ("Wie war noch mal der Code vom Tor?", CREDENTIALS),
+    ("Meine Amazon-Zugangsdaten liegen im Ordner", CREDENTIALS),
+    ("Passwort vom Laptop: Hund2019!", CREDENTIALS),
+    ("Das WLAN heißt Müller, Schlüssel ist 88776655", CREDENTIALS),
+    ("Omas Geheimzahl ist 1950", CREDENTIALS),
+    ("Für die Garage brauchst du den Code 1122", CREDENTIALS),
+    ("mein Login bei der Sparkasse ist anna1985", CREDENTIALS),
+    ("Der Zahlencode vom Fahrradschloss ist 319", CREDENTIALS),
+    ("Die Kinder haben Passwort-Spiele gespielt", CREDENTIALS),
+    ("Benutzername anna, Passwort Sommer2023", CREDENTIALS),
+    ("Oma nimmt Blutverdünner", HEALTH),
+    ("Er hat eine Lungenentzündung", HEALTH),
+    ("Mein Sohn hat Neurodermitis", HEALTH),
+    ("Sie hat Brustkrebs", HEALTH),
+    ("Ich war heute beim Zahnarzt", HEALTH),
+    ("Papa muss operiert werden", HEALTH),
+    ("Lisa hat sich das Handgelenk gebrochen", HEALTH),
+    ("Ich habe Kopfschmerzen", HEALTH),
+    ("Er ist seit Wochen depressiv", HEALTH),
+    ("Die Hebamme kommt morgen", HEALTH),
+    ("Sie ist in der 20. Woche schwanger", HEALTH),
+    ("Oma ist im Pflegeheim", HEALTH),
+    ("Er ist zuckerkrank", HEALTH),
+    ("Sie hat Bluthochdruck und nimmt Tabletten", HEALTH),
+    ("Ich habe einen Termin beim Frauenarzt", HEALTH),
+    ("Mein Kind hat Windpocken", HEALTH),
+    ("Opa hatte einen Schlaganfall", HEALTH),
+    ("Sie geht zur Psychotherapie", HEALTH),
+    ("Ich bin erkältet", HEALTH),
+    ("Er hat Heuschnupfen", HEALTH),
+    ("Mama muss ins Krankenhaus", HEALTH),
+    ("Ich habe Migräne", HEALTH),
+    ("Er hat Diabetes Typ 2", HEALTH),
+    ("Sie nimmt die Pille", HEALTH),
+    ("Das Krankenhaus-Parkhaus ist teuer", HEALTH),
+    ("Ich verdiene 3000 Euro im Monat", FINANCE),
+    ("Wir zahlen den Kredit ab", FINANCE),
+    ("Die Nebenkosten sind gestiegen", FINANCE),
+    ("Das Finanzamt will Geld", FINANCE),
+    ("Wir haben 5000 Euro auf dem Sparkonto", FINANCE),
+    ("Mein Lohn ist zu niedrig", FINANCE),
+    ("Die Bank hat den Kredit abgelehnt", FINANCE),
+    ("Ich habe Schulden bei meinem Bruder", FINANCE),
+    ("Ich liebe Programmieren", ORDINARY),
+    ("Der Code der Straße ist 5", ORDINARY),
+    ("Wir mieten ein Ferienhaus", ORDINARY),
+    ("Das ist eine kranke Idee", ORDINARY),
+    ("Hast du den Schlüssel?", ORDINARY),
+    ("Wir haben gewonnen, 3 zu 1", ORDINARY),
+    ("Die Bank hat heute zu", ORDINARY),
+    ("Das Tablett steht in der Küche", ORDINARY),
+    ("Er programmiert den ganzen Tag", ORDINARY),
+    ("Meine Schwester ist Krankenschwester", ORDINARY),
+    ("Wir gehen heute Abend essen", ORDINARY),
+    ("Der Bus kommt um 8", ORDINARY),
+    ("Ich miete ein Auto für den Urlaub", ORDINARY),
+    ("Das Tor war super beim Fußball", ORDINARY),
+    ("Der Müll wird am Dienstag abgeholt", ORDINARY),
+    ("Wir grillen am Sonntag bei Oma", ORDINARY),
+    ("Lena hat heute ihren ersten Zahn verloren", ORDINARY),
+    ("Der Hund muss noch raus", ORDINARY),
+    ("Ich habe den Code für das Formular der Klassenfahrt an den Kühlschrank gehängt", ORDINARY),
+    ("Papa repariert das Fahrrad", ORDINARY),
+    ("Das Spiel endet 2:1 für uns", ORDINARY),
+    ("Wir müssen die Heizung entlüften", ORDINARY),
+    ("Die Oma kommt um 15 Uhr", ORDINARY),
+    ("Wir sind auf Platz 3 in der Liga", ORDINARY),
+    ("Die Kinder lernen Programmieren in der Schule", ORDINARY),
+    ("Kauf bitte Brot und Käse", ORDINARY),
+    ("Die Spülmaschine ist kaputt", ORDINARY),
+    ("Der Schlüssel hängt am Haken", ORDINARY),
+    ("Das Tor vom Garten quietscht", ORDINARY),
+    ("Wir brauchen neue Glühbirnen", ORDINARY),
+    ("Meine Schwester arbeitet als Lehrerin", ORDINARY),
+    ("Wir fahren mit dem Zug nach Berlin", ORDINARY),
+    ("Unser Nachbar hat einen neuen Hund", ORDINARY),
+    ("Das Passfoto für den Ausweis ist fertig", ORDINARY),
+    ("Die Bank im Garten muss gestrichen werden", ORDINARY),
+    ("Der Kuchen ist im Ofen", ORDINARY),
+    ("Ich habe Zeit gespart mit dem neuen Mixer", ORDINARY),
+    ("Wir haben die Wohnung gestrichen", ORDINARY),
+    ("Kannst du Milch mitbringen?", ORDINARY),
+    ("Er schuldet mir einen Gefallen", ORDINARY),
+]
+
+FRENCH: list[tuple[str, Sensitivity]] = [
+    ("le code de l'alarme est 4471", CREDENTIALS),
+    ("Le mot de passe du wifi est sur le frigo", CREDENTIALS),
+    ("Mon code PIN est 1234", CREDENTIALS),
+    ("le digicode de l'immeuble c'est 4B72", CREDENTIALS),
+    ("Tu peux m'envoyer les identifiants Netflix ?", CREDENTIALS),
+    ("Le code du portail a changé : 0909", CREDENTIALS),
+    ("mon identifiant est anna.dupont et le mdp est soleil99", CREDENTIALS),
+    ("La combinaison du coffre-fort est 12-34-56", CREDENTIALS),
+    ("Le code de vérification reçu par SMS est 552913", CREDENTIALS),
+    ("La question secrète, c'est le nom de mon premier chien", CREDENTIALS),
+    ("La clé wifi est collée sous la box", CREDENTIALS),
+    ("le code confidentiel de ma carte bleue est 4321", CREDENTIALS),
+    ("Je suis enceinte de trois mois", HEALTH),
+    ("Mamie prend des médicaments pour la tension", HEALTH),
+    ("Il a une ordonnance pour des antibiotiques", HEALTH),
+    ("Paul est diabétique depuis l'enfance", HEALTH),
+    ("J'ai rendez-vous chez le médecin demain matin", HEALTH),
+    ("Elle fait une dépression depuis l'hiver", HEALTH),
+    ("Mon père est à l'hôpital après son infarctus", HEALTH),
+    ("Léa a de l'asthme, elle garde sa ventoline dans son sac", HEALTH),
+    ("J'ai mal à la tête depuis ce matin", HEALTH),
+    ("Il commence sa chimio lundi", HEALTH),
+    ("Ma mère a un cancer du sein", HEALTH),
+    ("N'oublie pas de prendre ton ibuprofène", HEALTH),
+    ("Le kiné dit que mon genou va mieux", HEALTH),
+    ("Il est malade, il a de la fièvre", HEALTH),
+    ("Mon salaire tombe le 28 du mois", FINANCE),
+    ("On a encore des dettes à rembourser", FINANCE),
+    ("Le loyer a encore augmenté", FINANCE),
+    ("Notre compte bancaire est à découvert", FINANCE),
+    ("Il me doit 200 euros depuis l'été", FINANCE),
+    ("La déclaration d'impôts est à faire avant juin", FINANCE),
+    ("On a un crédit immobilier sur vingt ans", FINANCE),
+    ("Le code vestimentaire est décontracté", ORDINARY),
+    ("Elle est médecin à Lyon", ORDINARY),
+    ("J'ai acheté une enceinte Bluetooth pour le salon", ORDINARY),
+    ("C'est pas mal du tout, ce restaurant", ORDINARY),
+    ("Le code postal est 75011", ORDINARY),
+    ("On a révisé le code de la route ce week-end", ORDINARY),
+    ("La tension monte entre les deux équipes", ORDINARY),
+    ("Il faut sortir les poubelles ce soir", ORDINARY),
+    ("La banque du quartier ferme à midi", ORDINARY),
+    ("Les enfants jouent au parc", ORDINARY),
+    ("Le code promo est NOEL2024", ORDINARY),
+    ("le mot de passe de la box c'est chat2020", CREDENTIALS),
+    ("quel est le code de la porte d'entrée ?", CREDENTIALS),
+    ("Son code secret est 9876", CREDENTIALS),
+    ("Voici mes identifiants : anna@example.org / soleil", CREDENTIALS),
+    ("Le code de l'alarme a changé, c'est 5566 maintenant", CREDENTIALS),
+    ("Le code pour ouvrir le garage, c'est 2580", CREDENTIALS),
+    ("Mon mot de passe Gmail est tournesol", CREDENTIALS),
+    ("la combinaison du cadenas est 0-4-2", CREDENTIALS),
+    ("Le code WiFi est collé sur la box", CREDENTIALS),
+    ("J'ai oublié mon code PIN", CREDENTIALS),
+    ("Le mdp du compte Netflix est dans mes notes", CREDENTIALS),
+    ("Je dois passer une IRM du genou", HEALTH),
+    ("Il prend des antidépresseurs", HEALTH),
+    ("Mon grand-père a la maladie d'Alzheimer", HEALTH),
+    ("Elle est sous insuline", HEALTH),
+    ("J'ai une gastro", HEALTH),
+    ("Il a été hospitalisé hier", HEALTH),
+    ("Je prends des somnifères", HEALTH),
+    ("Ma sœur est enceinte", HEALTH),
+    ("Il fait de la kiné pour son dos", HEALTH),
+    ("J'ai pris rendez-vous chez le dentiste", HEALTH),
+    ("Il a une angine", HEALTH),
+    ("Elle a fait une fausse couche", HEALTH),
+    ("Ma fille a la varicelle", HEALTH),
+    ("Elle a de l'hypertension", HEALTH),
+    ("Mon fils a une otite", HEALTH),
+    ("Elle a une bronchite", HEALTH),
+    ("Mon prêt immobilier est à 2 %", FINANCE),
+    ("Je suis à découvert", FINANCE),
+    ("Elle gagne 2500 euros par mois", FINANCE),
+    ("On doit 3000 euros à la banque", FINANCE),
+    ("Notre loyer est de 900 euros", FINANCE),
+    ("Il a perdu son emploi et touche le chômage", FINANCE),
+    ("Ma banque m'a refusé le prêt", FINANCE),
+    ("On a des impôts à payer", FINANCE),
+    ("C'est une maladie de vouloir tout ranger", ORDINARY),
+    ("On a gagné 3 à 1", ORDINARY),
+    ("Le temps est déprimant", ORDINARY),
+    ("J'ai une enceinte JBL", ORDINARY),
+    ("Il fait un temps de chien", ORDINARY),
+    ("Mon code de la route est dans une semaine", ORDINARY),
+    ("La tension électrique est de 230 volts", ORDINARY),
+    ("Il joue du piano tous les jours", ORDINARY),
+    ("On part en vacances en août", ORDINARY),
+    ("La porte du garage grince", ORDINARY),
+    ("Le code source est sur GitHub", ORDINARY),
+    ("Tu peux acheter du pain ?", ORDINARY),
+    ("On mange chez mamie dimanche", ORDINARY),
+    ("La machine à laver fait un bruit bizarre", ORDINARY),
+    ("Les enfants ont cours de piano mercredi", ORDINARY),
+    ("Le match finit 3 à 2", ORDINARY),
+    ("La clé est sous le paillasson", ORDINARY),
+    ("J'ai perdu mes clés de voiture", ORDINARY),
+    ("Le bus passe à 8 h 15", ORDINARY),
+    ("Il pleut depuis ce matin", ORDINARY),
+    ("Elle apprend à coder en Python", ORDINARY),
+    ("On a une réunion de parents à l'école", ORDINARY),
+    ("Le portail du jardin est bloqué", ORDINARY),
+    ("Le frigo est vide", ORDINARY),
+    ("On fête l'anniversaire de Paul samedi", ORDINARY),
+    ("La banque alimentaire cherche des bénévoles", ORDINARY),
+    ("Mon frère est prêt pour le départ", ORDINARY),
+    ("Le code de la maison est très strict pour les écrans", ORDINARY),
+    ("Le chien a besoin d'une promenade", ORDINARY),
+    ("On a repeint la cuisine en bleu", ORDINARY),
+    ("Il me doit encore cinquante euros", FINANCE),
+    ("Sa tension monte quand il stresse", HEALTH),
+    ("Il doit partir à 8 h", ORDINARY),
+    ("Une retraite de yoga en montagne", ORDINARY),
+    ("Les actions de sensibilisation à l'école", ORDINARY),
+]
+
+SPANISH: list[tuple[str, Sensitivity]] = [
+    ("el código de la alarma es 4471", CREDENTIALS),
+    ("La contraseña del wifi es Girasol42", CREDENTIALS),
+    ("Mi PIN del banco es 9876", CREDENTIALS),
+    ("La clave de acceso al portal es 2468", CREDENTIALS),
+    ("¿Me pasas el usuario y la contraseña de Netflix?", CREDENTIALS),
+    ("El código del portal ha cambiado a 0909", CREDENTIALS),
+    ("la clave es 7391, no se la digas a nadie", CREDENTIALS),
+    ("La combinación de la caja fuerte es 12-34-56", CREDENTIALS),
+    ("El código de verificación que me llegó es 552913", CREDENTIALS),
+    ("Apunté las credenciales de la cuenta en la libreta", CREDENTIALS),
+    ("Mi contrasena de correo es la fecha de mi boda", CREDENTIALS),
+    ("El codigo de la puerta es 1590", CREDENTIALS),
+    ("Estoy embarazada de ocho semanas", HEALTH),
+    ("Mi abuela tiene diabetes y se pone insulina", HEALTH),
+    ("El médico le recetó antidepresivos", HEALTH),
+    ("Tengo que recoger la receta en la farmacia", HEALTH),
+    ("Tomo pastillas para la tensión", HEALTH),
+    ("Juan tiene asma desde pequeño", HEALTH),
+    ("Mañana tengo cita con el médico", HEALTH),
+    ("A mi padre lo operaron de la rodilla", HEALTH),
+    ("Tiene depresión y va al psicólogo", HEALTH),
+    ("Me duele mucho la espalda", HEALTH),
+    ("Está en el hospital con neumonía", HEALTH),
+    ("Le diagnosticaron cáncer el año pasado", HEALTH),
+    ("Tengo fiebre y tos desde ayer", HEALTH),
+    ("Lucía toma ibuprofeno para la migraña", HEALTH),
+    ("Mi sueldo llega el día 30", FINANCE),
+    ("Tenemos una deuda con el banco", FINANCE),
+    ("No podemos pagar el alquiler este mes", FINANCE),
+    ("La hipoteca sube en octubre", FINANCE),
+    ("Me debe 50 euros desde el verano", FINANCE),
+    ("Tengo que hacer la declaración de la renta", FINANCE),
+    ("Nuestra cuenta de ahorros tiene 3.000 euros", FINANCE),
+    ("La clave del éxito es la paciencia", ORDINARY),
+    ("El código de vestimenta es informal", ORDINARY),
+    ("Mi hermana es médica en Sevilla", ORDINARY),
+    ("La receta de la paella es de mi abuela", ORDINARY),
+    ("El código postal es 28013", ORDINARY),
+    ("Compré pastillas de freno para la bici", ORDINARY),
+    ("Me encanta programar, escribir código es divertido", ORDINARY),
+    ("Vamos a la playa el sábado", ORDINARY),
+    ("La palabra clave del juego es manzana", ORDINARY),
+    ("Nos sentamos en un banco del parque", ORDINARY),
+    ("El código de descuento es VERANO10", ORDINARY),
+    ("La contraseña de Netflix es peliculas123", CREDENTIALS),
+    ("¿Cuál es el código del garaje?", CREDENTIALS),
+    ("El PIN de la tarjeta es 4455", CREDENTIALS),
+    ("Mi clave del banco es 8899", CREDENTIALS),
+    ("El código es 4471", CREDENTIALS),
+    ("la contraseña del router está debajo", CREDENTIALS),
+    ("La clave del wifi es girasol2020", CREDENTIALS),
+    ("El PIN del móvil es 1111", CREDENTIALS),
+    ("¿Me recuerdas la contraseña del ordenador?", CREDENTIALS),
+    ("Apúntate el código de la caja fuerte: 9-8-7", CREDENTIALS),
+    ("El código para entrar al edificio es 4B12", CREDENTIALS),
+    ("Usuario: anna, contraseña: sol2024", CREDENTIALS),
+    ("Tiene cáncer de pulmón", HEALTH),
+    ("Mi madre toma pastillas para dormir", HEALTH),
+    ("Me operan de la vesícula el lunes", HEALTH),
+    ("El niño tiene varicela", HEALTH),
+    ("Estoy con gripe", HEALTH),
+    ("Mi padre tuvo un infarto", HEALTH),
+    ("Tengo ansiedad", HEALTH),
+    ("Lo ingresaron en el hospital", HEALTH),
+    ("Mi hijo tiene otitis", HEALTH),
+    ("Estoy resfriado", HEALTH),
+    ("Mi abuelo tiene alzhéimer", HEALTH),
+    ("Me han recetado antibióticos", HEALTH),
+    ("Va al fisio dos veces por semana", HEALTH),
+    ("Tiene la tensión alta", HEALTH),
+    ("La operaron del corazón", HEALTH),
+    ("Está de baja por depresión", HEALTH),
+    ("Pago la hipoteca cada mes", FINANCE),
+    ("Tengo deudas con la tarjeta", FINANCE),
+    ("Cobro el sueldo el día 1", FINANCE),
+    ("Le pasé mi IBAN a mi jefe", FINANCE),
+    ("Mi salario es de 1800 euros", FINANCE),
+    ("Estamos en números rojos", FINANCE),
+    ("Le presté 300 euros a mi primo", FINANCE),
+    ("Debemos dos meses de alquiler", FINANCE),
+    ("La pastilla de jabón se acabó", ORDINARY),
+    ("Alquilamos un coche de alquiler", ORDINARY),
+    ("La lavadora hace un ruido raro", ORDINARY),
+    ("Pintamos la cocina de azul", ORDINARY),
+    ("Estoy disponible mañana", ORDINARY),
+    ("El código de barras está roto", ORDINARY),
+    ("La clave de sol en el pentagrama", ORDINARY),
+    ("Mañana vamos al cine", ORDINARY),
+    ("El banco del parque está roto", ORDINARY),
+    ("Mi hermano es enfermero", ORDINARY),
+    ("La clave está en la práctica", ORDINARY),
+    ("Es clave llegar temprano", ORDINARY),
+    ("El perro necesita salir", ORDINARY),
+    ("Comemos en casa de la abuela el domingo", ORDINARY),
+    ("Los niños tienen clase de piano el miércoles", ORDINARY),
+    ("El partido terminó 3 a 1", ORDINARY),
+    ("La llave está debajo del felpudo", ORDINARY),
+    ("Perdí las llaves del coche", ORDINARY),
+    ("El autobús pasa a las 8", ORDINARY),
+    ("Llueve desde esta mañana", ORDINARY),
+    ("Tenemos reunión de padres en el colegio", ORDINARY),
+    ("El frigorífico está vacío", ORDINARY),
+    ("Celebramos el cumpleaños de Pablo el sábado", ORDINARY),
+    ("La clave para una buena tortilla es la paciencia", ORDINARY),
+    ("El portal del edificio está recién pintado", ORDINARY),
+    ("Nos tomamos un café en la terraza", ORDINARY),
+    ("Mi hermana es profesora", ORDINARY),
+    ("Voy a la playa a fin de mes", ORDINARY),
+    ("Iva viene a cenar", ORDINARY),
+    ("¿Puedes comprar leche?", ORDINARY),
+    ("Ella aprende a programar en Python", ORDINARY),
+    ("Me debe mil euros", FINANCE),
+    ("Hice una transferencia a Juan para la cena", FINANCE),
+    ("Debe ser mil veces mejor", ORDINARY),
+    ("Prestamos atención en clase", ORDINARY),
+    ("La transferencia de archivos falló", ORDINARY),
+    ("Esta película es de baja calidad", ORDINARY),
+    ("Debe costar 50 euros", ORDINARY),
+]
+
+NON_ENGLISH: list[tuple[str, Sensitivity]] = GERMAN + FRENCH + SPANISH
+LANGUAGES: dict[str, list[tuple[str, Sensitivity]]] = {
+    "en": CREDENTIALS_CORPUS + HEALTH_CORPUS + FINANCE_CORPUS + TRAPS + PLAIN_ORDINARY,
+    "de": GERMAN,
+    "fr": FRENCH,
+    "es": SPANISH,
+}
+
 CORPUS: list[tuple[str, Sensitivity]] = (
-    CREDENTIALS_CORPUS + HEALTH_CORPUS + FINANCE_CORPUS + TRAPS + PLAIN_ORDINARY
+    CREDENTIALS_CORPUS + HEALTH_CORPUS + FINANCE_CORPUS + TRAPS + PLAIN_ORDINARY + NON_ENGLISH
 )
 
 
@@ -291,6 +800,53 @@ def test_the_corpus_has_at_least_forty_sentences_per_class_and_a_dozen_traps() -
     assert all(counts[label] >= 40 for label in Sensitivity), counts
     assert len(TRAPS) >= 12
     assert len({text for text, _ in CORPUS}) == len(CORPUS), "duplicate sentences"
+
+
+def test_the_corpus_has_four_hundred_sentences_and_a_quarter_are_not_english() -> None:
+    assert len(CORPUS) >= 400
+    assert len(NON_ENGLISH) * 4 >= len(CORPUS)
+    # Every language has every class, near misses included.
+    for language, sentences in LANGUAGES.items():
+        counts = Counter(label for _, label in sentences)
+        assert all(counts[label] >= 8 for label in Sensitivity), (language, counts)
+
+
+def _precision_recall(
+    corpus: list[tuple[str, Sensitivity]],
+) -> dict[Sensitivity, tuple[float, float, int]]:
+    hits: Counter[Sensitivity] = Counter()
+    claimed: Counter[Sensitivity] = Counter()
+    actual: Counter[Sensitivity] = Counter()
+    for text, expected in corpus:
+        got = classify(text)
+        claimed[got] += 1
+        actual[expected] += 1
+        hits[got] += got == expected
+    return {
+        label: (
+            hits[label] / claimed[label] if claimed[label] else 1.0,
+            hits[label] / actual[label] if actual[label] else 1.0,
+            actual[label],
+        )
+        for label in Sensitivity
+    }
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_precision_and_recall_hold_per_class_in_each_language(
+    language: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    figures = _precision_recall(LANGUAGES[language])
+    with capsys.disabled():
+        print(
+            f"\n{language}: "
+            + "  ".join(
+                f"{label.value} P={p:.2f} R={r:.2f} (n={n})"
+                for label, (p, r, n) in figures.items()
+            )
+        )
+    for label, (precision, recall, _) in figures.items():
+        assert precision == 1.0 and recall == 1.0, (language, label, precision, recall)
 
 
 def test_the_classifier_gives_the_same_answer_every_time() -> None:
@@ -387,3 +943,168 @@ def test_empty_and_whitespace_text_is_ordinary() -> None:
 
 def test_a_masked_secret_token_makes_the_line_credentials() -> None:
     assert classify("use [masked card_number] for the booking") == CREDENTIALS
+
+
+# --- the household's promises, in four languages -------------------------------------------
+
+
+def test_a_german_wifi_password_is_credentials() -> None:
+    assert classify("Das WLAN-Passwort ist Sonnenblume42") == CREDENTIALS
+    assert classify("Das Wlanpasswort ist Sonnenblume42") == CREDENTIALS
+    assert classify("Der WLAN-Schlüssel klebt unter dem Router") == CREDENTIALS
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the alarm code is 4471",
+        "der Alarmcode ist 4471",
+        "le code de l'alarme est 4471",
+        "el código de la alarma es 4471",
+        "el codigo de la alarma es 4471",
+    ],
+)
+def test_a_burglar_alarm_code_is_credentials_in_any_of_four_languages(text: str) -> None:
+    assert classify(text) == CREDENTIALS
+
+
+def test_a_streaming_login_is_credentials() -> None:
+    assert classify("our Netflix login is anna@example.org / hunter2") == CREDENTIALS
+    assert classify("Netflix: anna@example.org / hunter2") == CREDENTIALS
+    assert classify("Unser Netflix-Login ist anna@example.org / hunter2") == CREDENTIALS
+    assert classify("Tu peux m'envoyer les identifiants Netflix ?") == CREDENTIALS
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the code is 5521",
+        "der Code lautet 5521",
+        "le code est 5521",
+        "el código es 5521",
+        "la clave es 5521",
+        "PIN: 5521",
+        "mein Login ist anna1985",
+        "mon identifiant est anna85",
+        "Passwort: Sonnenblume",
+        "Kennwort: Sonnenblume",
+        "mot de passe : tournesol",
+        "contraseña: girasol",
+        "Zugangsdaten: anna / sonne",
+    ],
+)
+def test_a_label_and_a_value_are_credentials_in_any_of_four_languages(text: str) -> None:
+    assert classify(text) == CREDENTIALS
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I love coding",
+        "the dress code is smart casual",
+        "the code for the school trip form is on the fridge",
+        "Der Dresscode ist festlich",
+        "Le code postal est 75011",
+        "El código de descuento es VERANO10",
+        "La clave del éxito es la paciencia",
+    ],
+)
+def test_a_code_without_a_secret_value_stays_ordinary(text: str) -> None:
+    assert classify(text) == ORDINARY
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "she has diabetes",
+        "his asthma is worse",
+        "Tom has depression",
+        "Mia has ADHD",
+        "I get migraines",
+        "he has high blood pressure",
+        "her cancer came back",
+        "we're pregnant",
+        "he takes insulin",
+        "she's on metformin",
+        "take an ibuprofen",
+        "he's on antidepressants",
+        "she takes sertraline",
+        "chemotherapy starts monday",
+        "physiotherapy on thursday",
+        "Oma hat Zuckerkrankheit",
+        "Oma hat Diabetes",
+        "Lena hat Asthma",
+        "Er hat eine Depression",
+        "Papa hat hohen Blutdruck",
+        "Ich bin schwanger",
+        "Vergiss deine Tabletten nicht",
+        "Sie liegt im Krankenhaus",
+        "Je suis enceinte",
+        "Il prend un médicament pour le cœur",
+        "J'ai une ordonnance",
+        "Sa tension est trop haute",
+        "Estoy embarazada",
+        "Toma un medicamento nuevo",
+        "Se le acabaron las pastillas",
+        "Tengo la receta médica",
+    ],
+)
+def test_a_diagnosis_or_a_medication_is_health_in_any_of_four_languages(text: str) -> None:
+    assert classify(text) == HEALTH
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "J'ai acheté une enceinte Bluetooth",
+        "La tension monte entre les deux équipes",
+        "La receta de la paella es de mi abuela",
+        "Compré pastillas de freno",
+        "Sie ist Ärztin in Hamburg",
+        "Elle est médecin à Lyon",
+        "Mi hermana es médica",
+        "Wir haben Schwarztee gekauft",
+        "C'est pas mal du tout",
+    ],
+)
+def test_a_health_word_in_another_sense_stays_ordinary(text: str) -> None:
+    assert classify(text) == ORDINARY
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "our IBAN is DE89 on the invoice",
+        "Mein Gehalt kommt am 25.",
+        "Wir haben Schulden",
+        "Mon salaire tombe le 28",
+        "On a des dettes",
+        "Mi sueldo llega el día 30",
+        "Tenemos una deuda",
+    ],
+)
+def test_salary_and_debt_are_finance_in_any_of_four_languages(text: str) -> None:
+    assert classify(text) == FINANCE
+
+
+def test_accents_are_optional_and_unicode_is_folded() -> None:
+    for text in (
+        "el código de la alarma es 4471",
+        "el codigo de la alarma es 4471",
+        "el co\u0301digo de la alarma es 4471",  # a combining accent
+        "EL CÓDIGO DE LA ALARMA ES 4471",
+        "la contrase\u00f1a del wifi es girasol",
+        "la contrasena del wifi es girasol",
+        "Das WLAN-Passwort ist Sonnenblume42".replace("Passwort", "Pass\u00adwort"),  # soft hyphen
+        "the pass\u200bword is hunter2",  # a zero-width space
+        "the \uff30\uff29\uff2e is 0042",  # full-width "PIN"
+        "Omas Handy\u2011PIN ist 0000",  # a non-breaking hyphen
+    ):
+        assert classify(text) == CREDENTIALS, ascii(text)
+    assert classify("Er hat Bluthochdruck") == HEALTH
+    assert classify("Die STEUERERKLÄRUNG ist fällig") == FINANCE
+
+
+def test_every_rule_is_written_in_folded_lower_case() -> None:
+    for rule in (*CREDENTIAL_RULES, *HEALTH_RULES, *FINANCE_RULES, *ORDINARY_IDIOMS):
+        assert fold(rule).casefold() == rule, rule

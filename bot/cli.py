@@ -133,8 +133,12 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
     grants = command("grants", "list standing grants")
     grants.add_argument("--as", dest="as_name", default=None, metavar="NAME")
 
-    receipts = command("receipts", "show the read ledger, or verify its chain")
-    receipts.add_argument("action", nargs="?", choices=["verify"], default=None)
+    receipts = command("receipts", "show the read ledger, verify its chain, or anchor it anew")
+    receipts.add_argument(
+        "action", nargs="?", choices=["verify", "anchor"], default=None,
+        help="verify: the chain and its anchor; anchor: write a lost anchor anew at the "
+             "ledger's end (a cut before now can no longer be told)",
+    )
     receipts.add_argument("--as", dest="as_name", default=None, metavar="NAME",
                           help="reads that used NAME's facts")
     receipts.add_argument("--limit", type=int, default=50)
@@ -411,7 +415,12 @@ async def _receipts(memory: Memory, args: argparse.Namespace) -> int:
             seq, reason = broken
             _print(f"ledger broken at receipt #{seq}: {reason}")
             return EXIT_FAIL
-        _print(f"ledger intact: {checked} receipt(s) verified from genesis")
+        _print(f"ledger intact: {checked} receipt(s) verified from genesis and against "
+               "its anchor")
+        return EXIT_OK
+    if args.action == "anchor":
+        seq = await memory.anchor_receipts()
+        _print(f"ledger anchored at receipt #{seq}")
         return EXIT_OK
     if args.as_name:
         person = await _person(memory, args.as_name)

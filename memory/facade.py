@@ -65,9 +65,12 @@ from memory.models import (
 )
 from memory.people import PeopleBook
 from memory.receipts import (
+    LedgerAnchor,
+    copy_head,
     copy_secret,
-    first_broken_link,
     load_secret,
+    put_head_bytes,
+    read_head_bytes,
     receipt_from_row,
     write_receipt,
 )
@@ -97,6 +100,7 @@ class Memory:
     ) -> None:
         self._store = store
         self._secret = secret
+        self._anchor = LedgerAnchor(store.path, secret)
         self._embedder = embedder
         self._clock = clock
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hearth-cpu")
@@ -130,6 +134,7 @@ class Memory:
         store = await Store.open(db_path, create=create)
         memory = cls(store, secret, embedder, clock)
         try:
+            await memory._anchor.open(store, memory._now_text())
             await memory._load_vectors()
         except Exception:
             await memory.close()
@@ -137,6 +142,7 @@ class Memory:
         return memory
 
     async def close(self) -> None:
+        await self._anchor.flush()
         await self._store.close()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
@@ -157,20 +163,28 @@ class Memory:
         self._store.lock_wait = seconds
 
     async def backup(self, target: Path) -> None:
-        """An online, consistent copy of the database, with the install secret beside it."""
+        """An online, consistent copy of the database (mode 0600), with the install secret and
+        the ledger's anchor beside it. The anchor is read before the copy is taken: it never
+        leads the rows it anchors, so another process's read meanwhile cannot make the copy
+        look cut."""
         if target.exists():  # noqa: ASYNC240 -- one stat before a one-off copy
             raise InvalidRequest(f"{target} already exists; choose a new file")
         if not target.parent.is_dir():
             raise InvalidRequest(f"there is no folder {target.parent} to write the backup in")
+        await self._anchor.flush()
+        head = read_head_bytes(self.path)
         await self._store.backup_to(target)
         copy_secret(self.path, target)
+        put_head_bytes(target, head)
 
     @classmethod
     async def restore(cls, source: Path, target: Path) -> None:
-        """Replace `target` with a backup made by `backup` (and its secret beside it), after
-        checking that the backup opens and that `target`, if there, is a hearth database
-        (its own secret may be the thing lost). Refused while a bot serves `target`: this
-        holds the database's lock, as `hearth run` does, for the whole swap."""
+        """Replace `target` with a backup made by `backup` (its secret and the ledger's anchor
+        beside it), after checking that the backup opens and that `target`, if there, is a
+        hearth database (its own secret may be the thing lost). Refused while a bot serves
+        `target`: this holds the database's lock, as `hearth run` does, for the whole swap.
+        The staging copy is made 0600, and the anchor comes with the backup (or, when the
+        backup has none, `target` keeps none that belonged to the ledger it replaces)."""
         if not source.exists():  # noqa: ASYNC240 -- one stat before a one-off restore
             raise InvalidRequest(f"no backup at {source}")
         await asyncio.to_thread(check_database_file, target, create=True)
@@ -187,6 +201,7 @@ class Memory:
                 target.with_name(target.name + suffix).unlink(missing_ok=True)
             staging.replace(target)
             copy_secret(source, target)
+            copy_head(source, target)
 
     def _now(self) -> datetime:
         return _utc(self._clock())
@@ -298,7 +313,7 @@ class Memory:
         """Run a read and write its receipt in one transaction; the receipt commits with it."""
         async with self._store.transaction() as tx:
             result, ids, scopes, suppressed = await body(tx)
-            await write_receipt(
+            seq = await write_receipt(
                 tx,
                 secret=self._secret,
                 ctx=ctx,
@@ -308,7 +323,9 @@ class Memory:
                 scopes=scopes,
                 suppressed=suppressed,
                 now=self._now_text(),
+                anchor=self._anchor,
             )
+        self._anchor.committed(seq)
         return result
 
     async def _grants_for(self, tx: Tx, ctx: AccessContext) -> list[Grant]:
@@ -1308,10 +1325,15 @@ class Memory:
         return [receipt_from_row(r) for r in rows]
 
     async def verify_receipts(self) -> tuple[int, tuple[int, str] | None]:
-        """(rows checked, the first broken link or None)."""
-        async with self._store.transaction() as tx:
-            rows = await tx.fetchall("SELECT * FROM receipts ORDER BY rowid")
-        return len(rows), first_broken_link(rows)
+        """(receipts checked, the first break or None): the HMAC chain from genesis, and its
+        end against the anchor beside the database. A break is (receipt, one line saying
+        what: altered, missing, or the ledger cut after a receipt the anchor outlived)."""
+        return await self._anchor.verify(self._store)
+
+    async def anchor_receipts(self) -> int:
+        """Anchor the ledger anew at its end, once its chain verifies: for an install whose
+        anchor was lost (a cut tail before now can no longer be told). Returns the receipt."""
+        return await self._anchor.reanchor(self._store)
 
     # --- people ------------------------------------------------------------------------------
 

@@ -270,9 +270,23 @@ _INBOX_AND_OUTBOX: tuple[str, ...] = (
     " WHERE source_update IS NOT NULL",
 )
 
+# The read ledger chained with an HMAC under the install secret (see `memory.receipts`). A
+# ledger written before this is keyed once, in Python, the first time a hearth that knows this
+# step opens it (it needs the secret, which SQL never sees); this table records that it was,
+# how many rows were re-chained, and, when the old plain chain was already broken, where.
+_KEYED_LEDGER: tuple[str, ...] = (
+    """CREATE TABLE ledger_keying (
+        keyed_at TEXT NOT NULL,
+        rows INTEGER NOT NULL,
+        broken_at INTEGER,
+        reason TEXT
+    )""",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", _INITIAL),
     ("0002_soul_state", _SOUL_STATE),
     ("0003_household_and_tick", _HOUSEHOLD_AND_TICK),
     ("0004_inbox_and_outbox", _INBOX_AND_OUTBOX),
+    ("0005_keyed_ledger", _KEYED_LEDGER),
 )

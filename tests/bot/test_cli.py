@@ -809,3 +809,38 @@ def test_a_grant_note_is_listed_only_for_its_grantor_and_masked(household: Shell
     code, out, _ = household("grants", "--as", "Bob")
     assert code == 0 and "clinic reminders" in out and token not in out
     assert "clinic" not in household("grants", "--as", "Alice")[1]
+
+
+# --- the ledger, as the household would try it ---------------------------------------------
+
+
+def _reads_through_the_cli(household: Shell, n: int) -> None:
+    household("remember", "--as", "Bob", "Bob keeps his passport in the desk")
+    for i in range(n):
+        assert household("recall", "--as", "Bob", f"passport {i}")[0] == 0
+
+
+def test_receipts_verify_says_in_one_line_where_the_ledger_was_cut(household: Shell) -> None:
+    _reads_through_the_cli(household, 6)
+    assert household("receipts", "verify")[0] == 0  # the control: untouched, it holds
+    conn = sqlite3.connect(household.db)
+    with conn:
+        conn.execute("DELETE FROM receipts WHERE seq > 3")
+    conn.close()
+    code, out, _ = household("receipts", "verify")
+    assert code == 1 and out.count("\n") == 1
+    assert out.strip() == ("ledger broken at receipt #4: the ledger was cut after receipt 3; "
+                           "the anchor says 6")
+
+
+def test_receipts_verify_fails_without_the_anchor_until_it_is_anchored_anew(
+    household: Shell,
+) -> None:
+    _reads_through_the_cli(household, 2)
+    household.db.with_name("home.db.ledger-head").unlink()
+    code, out, _ = household("receipts", "verify")
+    assert code == 1 and "home.db.ledger-head is missing" in out and out.count("\n") == 1
+    assert household("doctor")[0] == 1
+    code, out, _ = household("receipts", "anchor")
+    assert code == 0 and out.strip() == "ledger anchored at receipt #2"
+    assert household("receipts", "verify")[0] == 0

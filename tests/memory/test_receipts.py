@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import stat
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memory import AccessContext, Activity, Memory
-from memory.receipts import secret_path
+from memory.receipts import head_path, secret_path
 from tests.helpers import Household, make_household
 
 
@@ -143,6 +144,199 @@ async def test_receipts_count_what_the_lens_suppressed(home: Household) -> None:
     audit = AccessContext.for_audit(home.owner.person_id, "audit")
     last = [r for r in await m.receipts(audit) if r.method == "recall"][-1]
     assert last.suppressed == 1 and last.returned_ids == ()
+
+
+# --- the keyed chain and its anchor ------------------------------------------------------------
+
+
+def _plain_chain(db: Path, start: int = 1) -> None:
+    """What someone who can write the file, but not read the secret, can do: recompute each
+    row's hash from receipt `start` on the way an unkeyed ledger chains them (plain SHA-256),
+    linked to the real hash of the row before."""
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    with conn:
+        before = conn.execute("SELECT hash FROM receipts WHERE seq = ?", (start - 1,)).fetchone()
+        prev = "0" * 64 if before is None else str(before["hash"])
+        rows = conn.execute("SELECT * FROM receipts WHERE seq >= ? ORDER BY seq", (start,))
+        for row in rows.fetchall():
+            fields = {
+                "seq": row["seq"], "at": row["at"], "actor": row["actor"],
+                "activity": row["activity"], "purpose": row["purpose"], "method": row["method"],
+                "query_digest": row["query_digest"],
+                "returned_ids": json.loads(row["returned_ids"]),
+                "scopes": json.loads(row["scopes"]), "suppressed": row["suppressed"],
+            }
+            body = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+            digest = hashlib.sha256(f"{prev}\n{body}".encode()).hexdigest()
+            conn.execute("UPDATE receipts SET prev_hash = ?, hash = ? WHERE seq = ?",
+                         (prev, digest, row["seq"]))
+            prev = digest
+    conn.close()
+
+
+async def _verified(db: Path) -> tuple[int, tuple[int, str] | None]:
+    memory = await Memory.open(db)
+    try:
+        return await memory.verify_receipts()
+    finally:
+        await memory.close()
+
+
+@pytest.fixture
+async def ledger(tmp_path: Path) -> Path:
+    """A closed household database with six receipts, its secret and its anchor beside it."""
+    db = tmp_path / "hearth.db"
+    home = await make_household(db)
+    await _reads(home)
+    await home.memory.close()
+    return db
+
+
+async def test_an_untouched_ledger_verifies_against_its_anchor(ledger: Path) -> None:
+    assert head_path(ledger).exists()
+    assert stat.S_IMODE(head_path(ledger).stat().st_mode) == 0o600
+    assert await _verified(ledger) == (6, None)
+
+
+async def test_a_row_rewritten_and_rechained_with_plain_sha_fails_at_that_row(
+    ledger: Path,
+) -> None:
+    # hide that receipt 4 returned a belief, then recompute the whole chain so it "holds"
+    _tamper(ledger, "UPDATE receipts SET returned_ids = '[]', scopes = '[]' WHERE seq = 4")
+    _plain_chain(ledger)
+    _, broken = await _verified(ledger)
+    # the first row whose hash is not this install's HMAC is the first one rechained
+    assert broken is not None and broken[0] == 1
+    assert "receipt 1 was altered" in broken[1]
+
+
+async def test_a_rewritten_row_is_named_when_the_rows_before_it_are_untouched(
+    ledger: Path,
+) -> None:
+    _tamper(ledger, "UPDATE receipts SET returned_ids = '[]', scopes = '[]' WHERE seq = 4")
+    _plain_chain(ledger, start=4)  # row 4 and every link after it recomputed
+    _, broken = await _verified(ledger)
+    assert broken == (4, "receipt 4 was altered (its HMAC does not match its contents)")
+
+
+async def test_a_cut_tail_fails_saying_where_it_was_cut_and_what_the_anchor_says(
+    ledger: Path,
+) -> None:
+    _tamper(ledger, "DELETE FROM receipts WHERE seq > 3")
+    checked, broken = await _verified(ledger)
+    assert checked == 3
+    assert broken == (4, "the ledger was cut after receipt 3; the anchor says 6")
+
+
+async def test_a_cut_tail_stays_found_after_the_bot_goes_on_reading(ledger: Path) -> None:
+    _tamper(ledger, "DELETE FROM receipts WHERE seq > 3")
+    memory = await Memory.open(ledger)
+    try:
+        ctx = AccessContext.for_member(
+            (await memory.person_named("Bob")).person_id, Activity.DM_CONVERSATION, "a read"
+        )
+        for i in range(5):  # new receipts 4..8 chain validly onto receipt 3
+            await memory.recall(ctx, f"canal {i}")
+    finally:
+        await memory.close()
+    _, broken = await _verified(ledger)
+    # the anchor was not moved over the cut: it still holds the receipt 6 that was removed
+    assert broken is not None and broken[0] == 6
+    assert "not the one the anchor holds" in broken[1]
+
+
+async def test_a_deleted_middle_row_is_a_gap_named_in_one_line(ledger: Path) -> None:
+    _tamper(ledger, "DELETE FROM receipts WHERE seq = 3")
+    gap = "receipt 3 is missing (the ledger goes from 2 to 4)"
+    assert await _verified(ledger) == (5, (3, gap))
+
+
+async def test_a_missing_anchor_fails_until_anchored_anew(ledger: Path) -> None:
+    head_path(ledger).unlink()
+    _, broken = await _verified(ledger)
+    assert broken is not None and broken[0] == 6
+    assert "anchor hearth.db.ledger-head is missing" in broken[1]
+    memory = await Memory.open(ledger)
+    try:
+        assert await memory.anchor_receipts() == 6
+        assert await memory.verify_receipts() == (6, None)
+    finally:
+        await memory.close()
+
+
+async def test_an_altered_anchor_fails(ledger: Path) -> None:
+    doc = json.loads(head_path(ledger).read_text())
+    head_path(ledger).write_text(json.dumps(doc | {"seq": 3}))
+    _, broken = await _verified(ledger)
+    assert broken is not None and "was altered" in broken[1] and "anchor" in broken[1]
+
+
+async def test_a_backup_and_its_restore_verify_with_their_anchor(
+    ledger: Path, tmp_path: Path
+) -> None:
+    memory = await Memory.open(ledger)
+    copy = tmp_path / "copy.db"
+    try:
+        await memory.backup(copy)
+    finally:
+        await memory.close()
+    assert head_path(copy).read_bytes() == head_path(ledger).read_bytes()
+    assert stat.S_IMODE(head_path(copy).stat().st_mode) == 0o600
+    assert await _verified(copy) == (6, None)
+    # the live ledger grows past the backup, then the backup is restored over it
+    home = await Memory.open(ledger)
+    try:
+        bob = await home.person_named("Bob")
+        await home.recall(AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION,
+                                                   "a read"), "walks")
+    finally:
+        await home.close()
+    await Memory.restore(copy, ledger)
+    assert await _verified(ledger) == (6, None)  # the anchor came back with the rows
+
+
+async def test_a_ledger_from_before_the_hmac_is_keyed_once_and_recorded(ledger: Path) -> None:
+    _as_before_keying(ledger)
+    memory = await Memory.open(ledger)
+    try:
+        assert await memory.verify_receipts() == (6, None)
+    finally:
+        await memory.close()
+    conn = sqlite3.connect(ledger)
+    assert conn.execute("SELECT rows, broken_at FROM ledger_keying").fetchall() == [(6, None)]
+    conn.close()
+    assert head_path(ledger).exists()
+
+
+async def test_a_ledger_broken_before_it_was_keyed_stays_broken_and_says_so(
+    ledger: Path,
+) -> None:
+    _as_before_keying(ledger)
+    _tamper(ledger, "UPDATE receipts SET purpose = 'nothing' WHERE seq = 2")
+    _, broken = await _verified(ledger)
+    assert broken is not None and broken[0] == 2
+    assert "already broken before the ledger was keyed" in broken[1]
+
+
+def _as_before_keying(db: Path) -> None:
+    """Turn a database back into one an older hearth wrote: plain-SHA rows, no anchor, and no
+    record of the keying migration."""
+    _plain_chain(db)
+    _tamper(db, "DROP TABLE ledger_keying")
+    _tamper(db, "DELETE FROM migrations WHERE name = '0005_keyed_ledger'")
+    head_path(db).unlink()
+
+
+async def test_a_restored_ledger_missing_its_keying_record_is_not_keyed_over_its_anchor(
+    ledger: Path,
+) -> None:
+    # rewritten in the old unkeyed form, with the keying record dropped: the anchor stands, so
+    # the rows are judged, not re-keyed
+    _plain_chain(ledger)
+    _tamper(ledger, "DELETE FROM ledger_keying")
+    _, broken = await _verified(ledger)
+    assert broken is not None and broken[0] == 1 and "altered" in broken[1]
 
 
 # --- query digests are the actor's own -----------------------------------------------------------

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sqlite3
+import stat
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -110,7 +112,9 @@ class Store:
         schema up to date. What `memory.dbfile` refuses (a folder, an empty file, another
         program's database, a file or folder hearth may not write) is refused before anything
         writes to it."""
-        await asyncio.to_thread(check_database_file, path, create=create)
+        fresh = await asyncio.to_thread(check_database_file, path, create=create)
+        if fresh:
+            await asyncio.to_thread(make_private_file, path)
         pending = aiosqlite.connect(str(path), isolation_level=None)
         try:
             conn = await pending
@@ -122,6 +126,9 @@ class Store:
         try:
             await store._configure()
             await store._migrate()
+            # SQLite gives -wal and -shm the database file's mode; an older database (0644
+            # under the default umask) is brought to 0600 with them.
+            await asyncio.to_thread(keep_private, path, *_wal_files(path))
         except sqlite3.DatabaseError as exc:
             await conn.close()
             raise StoreError(f"{path} is not a usable hearth database: {exc}") from exc
@@ -235,7 +242,8 @@ class Store:
             await self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     async def backup_to(self, target: Path) -> None:
-        """An online, consistent copy of the database."""
+        """An online, consistent copy of the database, in a new file made mode 0600."""
+        await asyncio.to_thread(make_private_file, target, replace=True)
         async with self._lock:
             dest = await aiosqlite.connect(str(target))
             try:
@@ -245,6 +253,44 @@ class Store:
 
     async def close(self) -> None:
         await self._conn.close()
+
+
+def make_private_file(path: Path, *, replace: bool = False) -> None:
+    """Make an empty file readable and writable by this user only (0600), whatever the umask,
+    before SQLite opens it: SQLite makes a new file with the umask's mode (0644 by default),
+    and its -wal, -shm and journal files with the database file's. With `replace`, a file
+    already there is made anew; otherwise it is left to whoever just made it."""
+    if replace:
+        path.unlink(missing_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        if replace:
+            raise
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot make {path}: {exc.strerror}") from None
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
+def keep_private(*paths: Path) -> None:
+    """Bring this user's files among `paths` to 0600 (those missing or another's are left)."""
+    for path in paths:
+        try:
+            info = path.stat()
+            if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) & 0o077:
+                os.chmod(path, 0o600)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            log.warning("cannot make %s private (0600): %s", path, exc.strerror)
+
+
+def _wal_files(path: Path) -> tuple[Path, Path]:
+    return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
 
 
 async def _worker_stopped(conn: aiosqlite.Connection) -> None:

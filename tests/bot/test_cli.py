@@ -844,3 +844,35 @@ def test_receipts_verify_fails_without_the_anchor_until_it_is_anchored_anew(
     code, out, _ = household("receipts", "anchor")
     assert code == 0 and out.strip() == "ledger anchored at receipt #2"
     assert household("receipts", "verify")[0] == 0
+
+
+# --- files, as the household would find them ------------------------------------------------
+
+
+@pytest.fixture
+def default_umask() -> Iterator[None]:
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+@pytest.mark.usefixtures("default_umask")
+def test_the_cli_makes_the_database_its_backup_and_their_files_0600(
+    hearth: Shell, tmp_path: Path
+) -> None:
+    assert hearth("people", "add", "Olivia", "--owner")[0] == 0
+    assert hearth("remember", "--as", "Olivia", "Olivia waters the ferns on Sunday")[0] == 0
+    assert hearth("recall", "--as", "Olivia", "ferns")[0] == 0
+    code, out, _ = hearth("export", "--as", "Olivia")  # written to stdout, no file of its own
+    assert code == 0 and json.loads(out)["person"]["name"] == "Olivia"
+    assert hearth("backup", str(tmp_path / "copy.db"))[0] == 0
+    made = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()}
+    assert {"home.db", "home.db.secret", "home.db.ledger-head", "copy.db", "copy.db.secret",
+            "copy.db.ledger-head"} <= set(made)
+    assert all(name.startswith(("home.db", "copy.db")) for name in made)  # no export file
+    assert made == dict.fromkeys(made, 0o600)
+    assert hearth("restore", str(tmp_path / "copy.db"))[0] == 0
+    assert stat.S_IMODE(hearth.db.stat().st_mode) == 0o600
+    assert hearth("receipts", "verify")[0] == 0

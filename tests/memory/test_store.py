@@ -10,6 +10,7 @@ import sqlite3
 import stat
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import aiosqlite
@@ -28,7 +29,7 @@ from memory import (
 )
 from memory.lockfile import hold_database, lock_path
 from memory.migrations import MIGRATIONS
-from memory.receipts import secret_path
+from memory.receipts import head_path, secret_path
 from tests.helpers import Household, make_household, raw_bytes
 
 
@@ -436,3 +437,83 @@ async def test_restore_brings_back_a_lost_install_secret(created: Path, tmp_path
     finally:
         await memory.close()
     assert secret_path(created).read_bytes() == secret_path(copy).read_bytes()
+
+
+# --- every file is the household's only: 0600 whatever the umask ----------------------------
+
+
+@pytest.fixture
+def default_umask() -> Iterator[None]:
+    """The umask most systems give a user (0o022: new files world-readable), for the test."""
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _modes(folder: Path, prefix: str = "") -> dict[str, int]:
+    """The mode of each file in `folder` whose name starts with `prefix`."""
+    return {p.name: _mode(p) for p in folder.iterdir() if p.name.startswith(prefix)}
+
+
+@pytest.mark.usefixtures("default_umask")
+async def test_the_database_its_wal_shm_secret_anchor_and_lock_are_made_0600(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "hearth.db"
+    home = await make_household(db)
+    try:
+        await home.memory.recall(home.dm(home.bob), "anything")  # a receipt: the anchor too
+        await home.memory.checkpoint()
+        await home.memory.recall(home.dm(home.bob), "anything else")
+        await home.memory._anchor.flush()  # the anchor is written beside the loop
+        made = _modes(tmp_path)
+    finally:
+        await home.memory.close()
+    assert {"hearth.db", "hearth.db-wal", "hearth.db-shm", "hearth.db.secret",
+            "hearth.db.ledger-head"} <= set(made)
+    assert made == dict.fromkeys(made, 0o600)
+    with hold_database(db, create=False, then="-"):
+        assert _mode(lock_path(db)) == 0o600
+    # a control: under this umask a file made the ordinary way is world-readable
+    (tmp_path / "plain").touch()
+    assert _mode(tmp_path / "plain") == 0o644
+
+
+@pytest.mark.usefixtures("default_umask")
+async def test_a_backup_and_a_restore_are_made_0600(home: Household, tmp_path: Path) -> None:
+    await home.memory.recall(home.dm(home.bob), "anything")  # a receipt, so an anchor
+    copy = tmp_path / "copy.db"
+    await home.memory.backup(copy)
+    assert _modes(tmp_path, "copy.db") == dict.fromkeys(
+        ("copy.db", "copy.db.ledger-head", "copy.db.secret"), 0o600
+    )
+    target = tmp_path / "restored.db"
+    await Memory.restore(copy, target)
+    for path in (target, secret_path(target), head_path(target)):
+        assert _mode(path) == 0o600, path.name
+    memory = await Memory.open(target)  # and its -wal and -shm once it is used
+    try:
+        await memory.stats()
+        for suffix in ("-wal", "-shm"):
+            assert _mode(target.with_name(target.name + suffix)) == 0o600, suffix
+    finally:
+        await memory.close()
+
+
+@pytest.mark.usefixtures("default_umask")
+async def test_an_older_world_readable_database_is_made_0600_when_opened(created: Path) -> None:
+    os.chmod(created, 0o644)
+    memory = await Memory.open(created)
+    try:
+        await memory.stats()
+        for path in (created, created.with_name(created.name + "-wal"),
+                     created.with_name(created.name + "-shm")):
+            assert _mode(path) == 0o600, path.name
+    finally:
+        await memory.close()

@@ -339,6 +339,36 @@ async def test_a_restored_ledger_missing_its_keying_record_is_not_keyed_over_its
     assert broken is not None and broken[0] == 1 and "altered" in broken[1]
 
 
+async def test_two_processes_reading_in_turn_keep_one_anchor_that_verifies(ledger: Path) -> None:
+    bot, shell = await Memory.open(ledger), await Memory.open(ledger)  # `hearth run` and the CLI
+    try:
+        bob = await bot.person_named("Bob")
+        ctx = AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "a read")
+        for i in range(4):
+            await bot.recall(ctx, f"walks {i}")
+            await shell.recall(ctx, f"canal {i}")
+    finally:
+        await bot.close()
+        await shell.close()
+    assert await _verified(ledger) == (14, None)
+    assert json.loads(head_path(ledger).read_text())["seq"] == 14
+
+
+async def test_an_anchor_left_behind_by_a_process_that_died_still_verifies(
+    ledger: Path,
+) -> None:
+    behind = head_path(ledger).read_bytes()  # the anchor at receipt 6
+    memory = await Memory.open(ledger)
+    try:
+        bob = await memory.person_named("Bob")
+        ctx = AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "a read")
+        await memory.recall(ctx, "walks")
+    finally:
+        await memory.close()
+    head_path(ledger).write_bytes(behind)  # as if it died before moving the anchor to 7
+    assert await _verified(ledger) == (7, None)
+
+
 # --- query digests are the actor's own -----------------------------------------------------------
 
 

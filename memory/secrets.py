@@ -17,15 +17,25 @@ Kinds, tried in this order (overlapping finds merge into one span of the earlies
   ``key=``/``token=``/``secret:`` style assignment when it is at least 16 characters mixing
   two of upper case, lower case and digits. ``password=`` is not on that list: a password is a
   credential fact, and only a high-entropy one is masked (as ``high_entropy``).
-- ``card_number``: 13-19 digits, optionally in groups separated by single spaces or dashes,
-  that pass the Luhn check *and* start with a known issuer prefix at a length that issuer uses
-  (Visa, Mastercard, Amex, Discover, JCB, Diners). Phone and order numbers do not qualify.
+- ``card_number``: 13-19 digits, optionally in groups, that pass the Luhn check *and* start
+  with a known issuer prefix at a length that issuer uses (Visa, Mastercard, Amex, Discover,
+  JCB, Diners). Phone and order numbers do not qualify. Between two groups may stand up to three
+  separators of any kind: every Unicode space (category Zs: the no-break, narrow no-break, thin
+  and figure spaces among them), the line and paragraph separators, tabs and line breaks, dots,
+  hyphens and dashes, slashes and underscores, so "4111\u202f1111\u202f1111\u202f1111",
+  "4111.1111.1111.1111" and a number broken over two lines are all found. Digits from other
+  scripts (full-width ones, say) count as digits.
 - ``high_entropy``: a whitespace-free run of at least 24 characters from
   ``[A-Za-z0-9+/=_-]`` mixing at least three of upper/lower/digit/symbol with Shannon entropy
   of at least 3.5 bits per character. Not flagged: a URL as a whole (its path segments are
   judged one by one), words glued by case or separators ("getUserAccountBalance2024",
   "Screenshot_2024-05-12"), UUIDs, and hex digests such as git SHAs, which have only two
   character classes and are identifiers rather than secrets.
+
+Before any finder runs, invisible format characters (zero-width spaces and joiners, the word
+joiner, the soft hyphen, a BOM) are dropped and every other Unicode space reads as a plain one,
+so a token cannot hide behind them; the spans found are mapped back to the text as written, and
+masking replaces the whole original span, invisible characters and odd spaces included.
 
 Short PINs and word passwords are not tokens and are never masked here.
 """
@@ -34,6 +44,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -101,7 +112,11 @@ ASSIGNMENT_MIN_CLASSES: Final = 2
 
 # --- card numbers ---------------------------------------------------------------------------
 
-CARD_RUN_RE: Final = re.compile(r"(?<![0-9])[0-9]+(?:[ \-][0-9]+)*(?![0-9])")
+# Matched against `_card_view`, where every separator is already one plain space.
+CARD_MAX_SEPARATORS: Final = 3
+CARD_RUN_RE: Final = re.compile(
+    rf"(?<![0-9])[0-9]+(?: {{1,{CARD_MAX_SEPARATORS}}}[0-9]+)*(?![0-9])"
+)
 _DIGITS_RE: Final = re.compile(r"[0-9]+")
 CARD_MIN_DIGITS: Final = 13
 CARD_MAX_DIGITS: Final = 19
@@ -123,6 +138,45 @@ CARD_ISSUERS: Final[tuple[tuple[str, int, int, frozenset[int]], ...]] = (
 )
 
 _ISSUER_FIRST_DIGITS: Final = frozenset(str(low)[0] for _, low, _, _ in CARD_ISSUERS)
+
+# --- normalising ----------------------------------------------------------------------------
+
+# Invisible format characters: soft hyphen, Mongolian vowel separator, zero-width space,
+# non-joiner and joiner, the direction marks, word joiner and invisible operators, BOM.
+_INVISIBLE_RE: Final = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")
+# Any Unicode whitespace that is not ASCII (`\s` matches every Zs, Zl and Zp character).
+_WIDE_SPACE_RE: Final = re.compile(r"[^\S\x00-\x7f]")
+# What may stand between the digit groups of a card number: any whitespace, and the common
+# separators (full stop, hyphen-minus, slash, backslash, underscore, middle dot, the Unicode
+# hyphens and dashes, minus sign, one-dot leader, hyphenation point, fraction and division
+# slashes, and their small and full-width forms).
+_GROUP_SEPARATOR_RE: Final = re.compile(
+    "[\\s./\\\\_\\-\u00b7\u2010-\u2015\u2212\u2024\u2027\u2044\u2215\ufe58\ufe63\uff0d"
+    "\uff0e\uff0f\uff3f]"
+)
+_NON_ASCII_DIGIT_RE: Final = re.compile(r"(?![0-9])\d")
+
+
+def _base_view(text: str) -> tuple[str, list[int] | None]:
+    """`text` with invisible characters dropped and wide spaces made plain, and where each of
+    its characters came from (None when nothing was dropped: the offsets are the text's own)."""
+    if text.isascii():
+        return text, None
+    positions: list[int] | None = None
+    if _INVISIBLE_RE.search(text):
+        positions = [i for i, ch in enumerate(text) if not _INVISIBLE_RE.match(ch)]
+        text = "".join(text[i] for i in positions)
+    return _WIDE_SPACE_RE.sub(" ", text), positions
+
+
+def _card_view(view: str) -> str:
+    """The base view with every group separator a plain space and every digit an ASCII one;
+    character for character, so offsets carry over."""
+    view = _GROUP_SEPARATOR_RE.sub(" ", view)
+    if view.isascii():
+        return view
+    return _NON_ASCII_DIGIT_RE.sub(lambda m: str(unicodedata.digit(m.group())), view)
+
 
 # --- high entropy ---------------------------------------------------------------------------
 
@@ -324,11 +378,15 @@ def _merge(spans: list[SecretSpan]) -> list[SecretSpan]:
 
 
 def find_secrets(text: str) -> list[SecretSpan]:
-    """Every secret token in `text`, in order, non-overlapping."""
+    """Every secret token in `text`, in order, non-overlapping, as offsets into `text` itself."""
+    view, positions = _base_view(text)
     spans: list[SecretSpan] = []
     for finder in _FINDERS:
-        spans.extend(finder(text))
-    return _merge(spans)
+        spans.extend(finder(_card_view(view) if finder is _card_numbers else view))
+    merged = _merge(spans)
+    if positions is None:
+        return merged
+    return [SecretSpan(positions[s.start], positions[s.end - 1] + 1, s.kind) for s in merged]
 
 
 def has_secret(text: str) -> bool:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import itertools
+import sys
+import unicodedata
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memory import SHARED, Role, private_scope
 from memory.secrets import SecretSpan, find_secrets, has_secret, mask_secrets
+from tests.helpers import make_household, raw_bytes
 
 # Example tokens, assembled from pieces so no scanner mistakes this file for a leak.
 OPENAI_KEY = "sk-" + "proj-" + "Ab3dEf6hIj9kLmN0pQrStUvWxYz12345_abcXYZ"
@@ -323,3 +328,212 @@ def test_masking_random_text_is_idempotent(text: str) -> None:
     assert not has_secret(masked)
     if not find_secrets(text):
         assert masked == text
+
+
+# --- card numbers however they are written -------------------------------------------------
+
+CARD = "4111111111111111"
+GROUPS = [CARD[i : i + 4] for i in range(0, 16, 4)]
+# Every Unicode space (categories Zs, Zl and Zp), found rather than listed, so none is missed.
+UNICODE_SPACES = [
+    chr(cp)
+    for cp in range(sys.maxunicode + 1)
+    if unicodedata.category(chr(cp)) in {"Zs", "Zl", "Zp"}
+]
+SEPARATORS = {
+    **{f"U+{ord(ch):04X}": ch for ch in UNICODE_SPACES},
+    "tab": "\t",
+    "line-feed": "\n",
+    "crlf": "\r\n",
+    "vertical-tab": "\v",
+    "form-feed": "\f",
+    "dot": ".",
+    "hyphen": "-",
+    "slash": "/",
+    "backslash": "\\",
+    "underscore": "_",
+    "en-dash": "\u2013",
+    "em-dash": "\u2014",
+    "non-breaking-hyphen": "\u2011",
+    "minus-sign": "\u2212",
+    "middle-dot": "\u00b7",
+    "spaced-hyphen": " - ",
+    "spaced-slash": " / ",
+    "dot-and-space": ". ",
+    "zero-width-space": "\u200b",
+    "word-joiner": "\u2060",
+    "soft-hyphen": "\u00ad",
+    "nbsp-and-line-break": "\u00a0\n",
+}
+
+
+def test_every_unicode_space_is_covered() -> None:
+    assert len(UNICODE_SPACES) >= 19
+    assert {"\u00a0", "\u202f", "\u2009", "\u2007", "\u3000", "\u2028"} <= set(UNICODE_SPACES)
+
+
+@pytest.mark.parametrize("separator", list(SEPARATORS.values()), ids=list(SEPARATORS))
+def test_a_card_number_with_any_space_or_separator_between_its_groups_is_masked(
+    separator: str,
+) -> None:
+    text = f"card {separator.join(GROUPS)} exp 04/29"
+    start = len("card ")
+    end = start + len(separator.join(GROUPS))
+    assert find_secrets(text) == [SecretSpan(start, end, "card_number")]
+    assert mask_secrets(text) == "card [masked card_number] exp 04/29"
+
+
+def test_a_card_number_with_narrow_spaces_is_masked_from_the_text_as_written() -> None:
+    text = "Bob's Visa: 4111\u202f1111\u202f1111\u202f1111, keep it safe"
+    assert has_secret(text)
+    assert mask_secrets(text) == "Bob's Visa: [masked card_number], keep it safe"
+
+
+def test_a_card_number_broken_over_two_lines_is_masked() -> None:
+    text = "the number is 4111 1111\n1111 1111 and the cvv is on the back"
+    assert mask_secrets(text) == "the number is [masked card_number] and the cvv is on the back"
+
+
+def test_a_card_number_with_mixed_separators_is_masked() -> None:
+    text = "5555.5555\u00a05555-4444"
+    assert mask_secrets(text) == "[masked card_number]"
+    amex = "amex 3782\u2009822463\u200910005"
+    assert mask_secrets(amex) == "amex [masked card_number]"
+
+
+def test_a_card_number_in_full_width_digits_is_masked() -> None:
+    wide = "".join(chr(0xFF10 + int(d)) for d in CARD)
+    text = f"card {wide[:4]} {wide[4:8]} {wide[8:12]} {wide[12:]}!"
+    assert mask_secrets(text) == "card [masked card_number]!"
+
+
+def test_a_card_number_with_a_zero_width_space_inside_a_group_is_masked_whole() -> None:
+    text = "pay with 41\u200b11 1111 1111 1111 please"
+    (span,) = find_secrets(text)
+    assert text[span.start : span.end] == "41\u200b11 1111 1111 1111"
+    assert mask_secrets(text) == "pay with [masked card_number] please"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "call 06.12.34.56.78 after six",
+        "ring +44\u00a020\u00a07946\u00a00958",
+        "on 12.05.2024 at 14.30",
+        "server 192.168.100.200 is down",
+        "the tracking number is 4111.1111.1111.1112",
+        "order 1234/5678/9012/3452 has shipped",
+        "version 4.1.11 and 1.11.1",
+        "scores: 41 - 11 - 11 - 11",
+    ],
+    ids=[
+        "dotted-phone",
+        "phone-with-nbsp",
+        "date-and-time",
+        "ip-address",
+        "dotted-luhn-failure",
+        "slashed-order-number",
+        "versions",
+        "scores",
+    ],
+)
+def test_numbers_that_are_not_cards_stay_whatever_their_separators(text: str) -> None:
+    assert find_secrets(text) == []
+    assert mask_secrets(text) == text
+
+
+def test_groups_too_far_apart_are_not_one_card() -> None:
+    text = "4111 1111    1111 1111"  # four spaces: two numbers, neither a card
+    assert not has_secret(text)
+
+
+def test_a_token_split_by_an_invisible_character_is_masked_whole() -> None:
+    split = GITHUB_TOKEN[:12] + "\u200b" + GITHUB_TOKEN[12:]
+    text = f"token {split} for the repo"
+    assert mask_secrets(text) == "token [masked api_key] for the repo"
+    assert not _fragments(GITHUB_TOKEN) & _fragments(mask_secrets(text))
+
+
+def test_a_private_key_header_with_a_no_break_space_is_masked() -> None:
+    block = PEM_BLOCK.replace("OPENSSH PRIVATE KEY", "OPENSSH\u00a0PRIVATE\u00a0KEY")
+    assert mask_secrets(f"here {block}") == "here [masked private_key]"
+
+
+@st.composite
+def spaced_card_numbers(draw: st.DrawFn) -> tuple[str, str]:
+    """A card number written with any of the separators, and its digits."""
+    digits = draw(card_numbers()).replace(" ", "").replace("-", "")
+    groups = [digits[i : i + 4] for i in range(0, len(digits), 4)]
+    written = groups[0]
+    for group in groups[1:]:
+        written += draw(st.sampled_from(list(SEPARATORS.values()))) + group
+    return written, digits
+
+
+@settings(max_examples=300, deadline=None)
+@given(spaced_card_numbers(), st.text(max_size=20), st.text(max_size=20))
+def test_a_card_number_is_masked_whatever_separates_its_groups(
+    card: tuple[str, str], before: str, after: str
+) -> None:
+    written, digits = card
+    masked = mask_secrets(f"{before} {written} {after}")
+    assert "[masked card_number]" in masked
+    assert written not in masked
+    assert digits not in "".join(c for c in masked if c.isdigit())
+    assert mask_secrets(masked) == masked
+
+
+# --- the write gate, through the memory ------------------------------------------------------
+
+
+async def test_a_card_number_with_narrow_spaces_is_never_stored_as_a_belief(
+    tmp_path: Path,
+) -> None:
+    home = await make_household(tmp_path / "hearth.db")
+    try:
+        text = "Bob's card is 4111\u202f1111\u202f1111\u202f1111"
+        outcome = await home.memory.remember(home.bob.person_id, text)
+        assert outcome.status == "refused" and outcome.belief_id is None
+        shared = await home.memory.remember(
+            home.owner.person_id, "the family card: 5555.5555.5555.4444", shared=True
+        )
+        assert shared.status == "refused"
+        # A positive control: an ordinary fact beside it is kept.
+        kept = await home.memory.remember(home.bob.person_id, "Bob's card is blue")
+        assert kept.status == "created"
+        await home.memory.checkpoint()
+        raw = raw_bytes(home.memory.path)
+        for needle in (text, "4111\u202f1111", CARD, "5555.5555", "5555555555554444"):
+            assert needle.encode() not in raw, needle
+        assert b"Bob's card is blue" in raw
+    finally:
+        await home.memory.close()
+
+
+async def test_a_card_number_with_no_break_spaces_in_a_message_is_stored_masked(
+    tmp_path: Path,
+) -> None:
+    home = await make_household(tmp_path / "hearth.db")
+    try:
+        text = "my card is 4111\u00a01111\u00a01111\u00a01111, exp 04/29"
+        await home.memory.append_turn(
+            chat_id=f"dm:{home.bob.telegram_id}",
+            speaker_id=home.bob.person_id,
+            role=Role.USER,
+            scope=private_scope(home.bob.person_id),
+            text=text,
+        )
+        await home.memory.append_turn(
+            chat_id="group:-100",
+            speaker_id=home.alice.person_id,
+            role=Role.USER,
+            scope=SHARED,
+            text="mine is 5555.5555.5555.4444",
+        )
+        await home.memory.checkpoint()
+        raw = raw_bytes(home.memory.path)
+        assert b"my card is [masked card_number], exp 04/29" in raw
+        for needle in ("4111\u00a01111", CARD, "5555.5555", "5555555555554444"):
+            assert needle.encode() not in raw, needle
+    finally:
+        await home.memory.close()

@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
+from memory import Activity
 from memory.classifier import (
     CREDENTIAL_RULES,
     FINANCE_RULES,
@@ -17,6 +19,7 @@ from memory.classifier import (
     fold,
 )
 from memory.models import Sensitivity
+from tests.helpers import make_household
 
 ORDINARY = Sensitivity.ORDINARY
 HEALTH = Sensitivity.HEALTH
@@ -1108,3 +1111,51 @@ def test_accents_are_optional_and_unicode_is_folded() -> None:
 def test_every_rule_is_written_in_folded_lower_case() -> None:
     for rule in (*CREDENTIAL_RULES, *HEALTH_RULES, *FINANCE_RULES, *ORDINARY_IDIOMS):
         assert fold(rule).casefold() == rule, rule
+
+
+# --- through the memory: what the class keeps from the group and the background lanes ------
+
+
+async def test_a_german_wifi_password_never_reaches_the_group(tmp_path: Path) -> None:
+    home = await make_household(tmp_path / "hearth.db")
+    try:
+        memory, owner = home.memory, home.owner.person_id
+        secret = await memory.remember(owner, "Das WLAN-Passwort ist Sonnenblume42", shared=True)
+        alarm = await memory.remember(owner, "le code de l'alarme est 4471", shared=True)
+        bins = await memory.remember(owner, "Der Müll wird am Dienstag abgeholt", shared=True)
+        assert secret.status == alarm.status == bins.status == "created"
+        group = home.group()
+        seen = {
+            r.belief.belief_id
+            for query in ("WLAN Passwort Sonnenblume", "code alarme 4471", "Müll Dienstag")
+            for r in await memory.recall(group, query)
+        }
+        assert secret.belief_id not in seen and alarm.belief_id not in seen
+        assert bins.belief_id in seen  # the positive control: an ordinary shared fact is there
+    finally:
+        await memory.close()
+
+
+async def test_a_diagnosis_in_german_never_reaches_proactive_work_without_a_grant(
+    tmp_path: Path,
+) -> None:
+    home = await make_household(tmp_path / "hearth.db")
+    try:
+        memory, bob = home.memory, home.bob
+        health = await memory.remember(
+            bob.person_id, "Bob hat Zuckerkrankheit und nimmt Tabletten"
+        )
+        hobby = await memory.remember(bob.person_id, "Bob spielt gern Schach im Verein")
+        proactive = home.dm(bob, Activity.PROACTIVE)
+        seen = {
+            r.belief.belief_id
+            for query in ("Zuckerkrankheit Tabletten", "Schach Verein")
+            for r in await memory.recall(proactive, query)
+        }
+        assert health.belief_id not in seen
+        assert hobby.belief_id in seen  # the positive control
+        # Bob himself, talking to her, still has it.
+        mine = {r.belief.belief_id for r in await memory.recall(home.dm(bob), "Zuckerkrankheit")}
+        assert health.belief_id in mine
+    finally:
+        await memory.close()

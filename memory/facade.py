@@ -35,6 +35,8 @@ from memory.forget import (
     forget_matching,
     like_escape,
     purge_scope,
+    read_tombstones,
+    reapply_tombstones,
     write_tombstones,
 )
 from memory.household import HouseholdBook
@@ -184,12 +186,16 @@ class Memory:
         hearth database (its own secret may be the thing lost). Refused while a bot serves
         `target`: this holds the database's lock, as `hearth run` does, for the whole swap.
         The staging copy is made 0600, and the anchor comes with the backup (or, when the
-        backup has none, `target` keeps none that belonged to the ledger it replaces)."""
+        backup has none, `target` keeps none that belonged to the ledger it replaces). The
+        tombstones kept beside `target` are re-applied to what comes back, so nothing
+        forgotten after the backup was made returns with it."""
         if not source.exists():  # noqa: ASYNC240 -- one stat before a one-off restore
             raise InvalidRequest(f"no backup at {source}")
         await asyncio.to_thread(check_database_file, target, create=True)
         with hold_database(target, create=True,
                            then="stop the bot (`hearth run`) before restoring"):
+            # What was forgotten since the backup was made: forgotten again once it is back.
+            kept = await asyncio.to_thread(read_tombstones, target)
             backup = await cls.open(source)
             try:
                 staging = target.with_name(target.name + ".restoring")
@@ -202,6 +208,14 @@ class Memory:
             staging.replace(target)
             copy_secret(source, target)
             copy_head(source, target)
+            restored = await cls.open(target)
+            try:
+                async with restored._store.transaction() as tx:
+                    await reapply_tombstones(tx, restored._secret, kept)
+                await restored._store.checkpoint()
+                await restored._mirror_tombstones()
+            finally:
+                await restored.close()
 
     def _now(self) -> datetime:
         return _utc(self._clock())

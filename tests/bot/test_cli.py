@@ -23,6 +23,7 @@ import pytest
 
 from bot.cli import main
 from memory import Memory, Role, private_scope
+from tests.helpers import raw_bytes
 from tests.support.model_server import (
     ModelServer,
     ResponsePlan,
@@ -239,14 +240,22 @@ def test_a_malformed_setting_is_one_clear_line(
     assert code == 1 and "HEARTH_EMBEDDER" in err and err.strip().count("\n") == 0
 
 
-def test_backup_and_restore_round_trip_the_household(household: Shell, tmp_path: Path) -> None:
+def test_backup_and_restore_round_trip_the_household_but_not_what_was_forgotten_since(
+    household: Shell, tmp_path: Path
+) -> None:
     household("remember", "--as", "Bob", "Bob's bike lock code is on a sticky note")
+    household("remember", "--as", "Bob", "Bob plays the tuba on Sundays")
     copy = tmp_path / "copy.db"
     assert household("backup", str(copy))[0] == 0
+    household("remember", "--as", "Bob", "Bob grows tomatoes")  # after the backup: gone
     household("forget", "--as", "Bob", "--yes", "bike lock")
     assert household("restore", str(copy))[0] == 0
-    assert "bike lock" in household("inspect", "--as", "Bob")[1]
+    shown = household("inspect", "--as", "Bob")[1]
+    assert "tuba" in shown  # the backup comes back...
+    assert "tomatoes" not in shown  # ...as it was...
+    assert "bike lock" not in shown  # ...less what was forgotten since it was made
     assert household("receipts", "verify")[0] == 0
+    assert b"bike lock" not in raw_bytes(household.db)
 
 
 def test_a_backup_into_a_folder_that_does_not_exist_says_so_in_one_line(

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from memory import Activity, Assertion, InvalidRequest, Provenance, Role, private_scope
+from memory import (
+    Activity,
+    Assertion,
+    InvalidRequest,
+    Memory,
+    Provenance,
+    Role,
+    private_scope,
+)
 from tests.helpers import Household, raw_bytes
 
 
@@ -123,3 +133,30 @@ async def test_her_paraphrase_and_a_summary_in_other_words_are_scrubbed_too(
     summary = await m.summary(home.dm(home.bob), chat)
     assert summary is not None and "Zephyrine" not in summary.text
     assert b"zephyrine" not in raw_bytes(m.path).lower()
+
+
+async def test_a_restore_of_a_backup_made_before_a_forget_forgets_it_again(
+    home: Household, tmp_path: Path
+) -> None:
+    m = home.memory
+    await _tell(home, "Bob is secretly saving for a motorbike")
+    await _tell(home, "Bob sings in the shower")
+    copy = tmp_path / "before.db"
+    await m.backup(copy)
+    ctx = home.dm(home.bob, Activity.MEMBER_INSPECT)
+    assert await m.forget(ctx, "motorbike") == 1
+    path = m.path
+    await m.close()
+
+    await Memory.restore(copy, path)
+
+    home.memory = restored = await Memory.open(path)
+    beliefs = [b.proposition for b in await restored.inspect(ctx)]
+    assert beliefs == ["Bob sings in the shower"]  # the backup, less what was forgotten since
+    lines = [t.text for t in await restored.transcript(ctx)]
+    assert not any("motorbike" in line for line in lines)
+    assert any("shower" in line for line in lines)
+    await restored.checkpoint()
+    assert b"motorbike" not in raw_bytes(path)
+    # Positive control: the backup itself still holds it (it was made before the forget).
+    assert b"motorbike" in raw_bytes(copy)

@@ -282,12 +282,11 @@ async def resume(queue: asyncio.Queue[object], bot: Bot, hearth: Hearth) -> None
     """Work on what a crash, a lock or a flood left behind: pending updates go back to the
     application (per chat in order), owed replies are sent. Failures wait for the next try."""
     await resume_inbox(queue, bot, hearth)
+    await send_owed(bot, hearth)
     try:
-        if hearth.courier is not None:
-            await hearth.courier.deliver_all(bot)
         await hearth.memory.inbox.prune()
-    except (HearthError, TelegramError) as exc:
-        log.warning("sending owed replies failed (%s); trying again later", exc)
+    except HearthError as exc:
+        log.warning("pruning the inbox failed (%s); trying again later", exc)
 
 
 async def resume_inbox(queue: asyncio.Queue[object], bot: Bot, hearth: Hearth) -> None:
@@ -299,13 +298,18 @@ async def resume_inbox(queue: asyncio.Queue[object], bot: Bot, hearth: Hearth) -
         log.warning("resuming pending updates failed (%s); trying again later", exc)
 
 
+async def send_owed(bot: Bot, hearth: Hearth) -> None:
+    """Every chat's owed replies; what Telegram still does not take waits for the next try."""
+    try:
+        if hearth.courier is not None:
+            await hearth.courier.deliver_all(bot)
+    except (HearthError, TelegramError) as exc:
+        log.warning("sending owed replies failed (%s); trying again later", exc)
+
+
 async def _deliver_owed(bot: Bot, hearth: Hearth) -> None:
     with _background(hearth, "delivery of owed replies"):
-        try:
-            if hearth.courier is not None:
-                await hearth.courier.deliver_all(bot)
-        except (HearthError, TelegramError) as exc:
-            log.warning("sending owed replies failed (%s); trying again later", exc)
+        await send_owed(bot, hearth)
 
 
 @contextlib.contextmanager

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,3 +25,13 @@ async def home(tmp_path: Path) -> AsyncIterator[Household]:
         yield household
     finally:
         await household.memory.close()
+
+
+@pytest.fixture
+def default_umask() -> Iterator[None]:
+    """The umask most systems give a user (0o022: new files world-readable), for the test."""
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)

@@ -858,15 +858,6 @@ def test_receipts_verify_fails_without_the_anchor_until_it_is_anchored_anew(
 # --- files, as the household would find them ------------------------------------------------
 
 
-@pytest.fixture
-def default_umask() -> Iterator[None]:
-    old = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(old)
-
-
 @pytest.mark.usefixtures("default_umask")
 def test_the_cli_makes_the_database_its_backup_and_their_files_0600(
     hearth: Shell, tmp_path: Path

@@ -28,7 +28,7 @@ from typing import Any
 
 from memory.consolidate import BATCH_LINES
 from tests.support.extractor import is_compaction, is_consolidation, numbered_lines
-from tests.support.model_server import ModelServer, Switch
+from tests.support.model_server import ModelServer, ResponsePlan, Switch, household_responder
 from tests.support.telegram_emulator import Emulator, EmulatorClient, TgChat, TgUser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -298,6 +298,20 @@ class Model:
     @property
     def base_url(self) -> str:
         return self.server.base_url
+
+
+class HangingConsolidation:
+    """The household's model, except that while `on` every consolidation request hangs for
+    `delay_s` and then fails (503), so a tick is caught in the middle of its model call."""
+
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+        self.on = True
+
+    def __call__(self, request: dict[str, Any]) -> ResponsePlan:
+        if self.on and is_consolidation(request.get("messages", [])):
+            return ResponsePlan(status=503, delay_s=self.delay_s)
+        return household_responder(request)
 
 
 @dataclass

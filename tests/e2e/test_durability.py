@@ -28,6 +28,7 @@ from tests.e2e.household import (
     GROUP,
     GROUP_MARKER,
     OLGA,
+    HangingConsolidation,
     Launcher,
     Member,
     Telegram,
@@ -40,7 +41,6 @@ from tests.e2e.household import (
     send_all,
     text_of,
 )
-from tests.support.extractor import is_consolidation
 from tests.support.model_server import ResponsePlan, household_responder
 from tests.support.telegram_emulator import Emulator, TgChat, TgUser
 from tests.support.telegram_proxy import Fault, FaultyProxy
@@ -254,14 +254,8 @@ async def test_sigterm_while_the_model_hangs_stops_within_10_s_and_the_batch_wai
     hearth: Launcher, tg: Telegram, proxy: FaultyProxy
 ) -> None:
     model = hearth.model
-    hang = {"on": True}
-
-    def hanging_consolidation(request: dict[str, Any]) -> ResponsePlan:
-        if hang["on"] and is_consolidation(request.get("messages", [])):
-            return ResponsePlan(status=503, delay_s=300.0)
-        return household_responder(request)
-
-    model.switch.inner = hanging_consolidation
+    hang = HangingConsolidation(delay_s=300.0)
+    model.switch.inner = hang
     bot = await hearth.start(extra=via(proxy))
     await make_household(tg)
     script = dm_script(ANA, [ANA_FACT])
@@ -277,7 +271,7 @@ async def test_sigterm_while_the_model_hangs_stops_within_10_s_and_the_batch_wai
     print(f"SIGTERM to exit: {took:.1f} s while the model hung")
     assert code == 0, bot.log()
 
-    hang["on"] = False
+    hang.on = False
     restarted = await hearth.start(extra=via(proxy))
 
     async def known() -> bool:

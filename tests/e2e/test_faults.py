@@ -7,7 +7,6 @@ from __future__ import annotations
 import signal
 import time
 from collections import Counter
-from typing import Any
 
 from memory import AccessContext, Activity, Memory, Role, Turn
 from tests.e2e.household import (
@@ -19,6 +18,7 @@ from tests.e2e.household import (
     MEMBERS,
     MESSAGES_PER_BATCH,
     OLGA,
+    HangingConsolidation,
     Launcher,
     Member,
     Telegram,
@@ -34,8 +34,6 @@ from tests.e2e.household import (
     text_of,
     wait_replies,
 )
-from tests.support.extractor import is_consolidation
-from tests.support.model_server import ResponsePlan, household_responder
 
 ANA_FACT = f"my secret nickname is Zephyrine {ANA.marker}"
 TEA_FACT = f"my favourite tea is rooibos {ANA.marker}"
@@ -165,15 +163,9 @@ async def test_a_bot_killed_in_the_middle_of_a_tick_loses_no_turn_and_doubles_no
     hearth: Launcher, tg: Telegram
 ) -> None:
     model = hearth.model
-    hang = {"on": True}
-
-    def hanging_consolidation(request: dict[str, Any]) -> ResponsePlan:
-        # Long enough for the kill to land first; fails rather than answers if it ever returns.
-        if hang["on"] and is_consolidation(request.get("messages", [])):
-            return ResponsePlan(status=503, delay_s=4.0)
-        return household_responder(request)
-
-    model.switch.inner = hanging_consolidation
+    # Long enough for the kill to land first; fails rather than answers if it ever returns.
+    hang = HangingConsolidation(delay_s=4.0)
+    model.switch.inner = hang
     bot = await hearth.start()
     await make_household(tg)
     dm = dm_script(ANA, [ANA_FACT, TEA_FACT])
@@ -193,7 +185,7 @@ async def test_a_bot_killed_in_the_middle_of_a_tick_loses_no_turn_and_doubles_no
     before_late = await tg.count(ANA.dm)
     await tg.client.send_text(ANA.user, ANA.dm, late)
 
-    hang["on"] = False
+    hang.on = False
     restarted = await hearth.start()
     [reply] = (await tg.wait_count(ANA.dm, before_late + 1, timeout=20))[before_late:]
     assert text_of(reply) == f"Noted: {late}"

@@ -10,7 +10,6 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import aiosqlite
@@ -440,16 +439,6 @@ async def test_restore_brings_back_a_lost_install_secret(created: Path, tmp_path
 
 
 # --- every file is the household's only: 0600 whatever the umask ----------------------------
-
-
-@pytest.fixture
-def default_umask() -> Iterator[None]:
-    """The umask most systems give a user (0o022: new files world-readable), for the test."""
-    old = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(old)
 
 
 def _mode(path: Path) -> int:

@@ -64,7 +64,7 @@ async def seed_history(memory: Memory, people: list[Person], rng: random.Random)
         last = 0
         for i in range(HISTORY_LINES):
             user = i % 2 == 0
-            last = await memory.append_turn(
+            last = await memory.transcript.append(
                 chat_id=chat_id,
                 speaker_id=rng.choice(speakers).person_id if user else None,
                 role=Role.USER if user else Role.ASSISTANT,
@@ -74,7 +74,7 @@ async def seed_history(memory: Memory, people: list[Person], rng: random.Random)
         summary = " ".join(
             f"They talked about {t.lower()}" for t in propositions(rng, 4, set())
         )
-        await memory.write_summary(scope, chat_id, summary, last)
+        await memory.summaries.write(scope, chat_id, summary, last)
 
 
 def intents(people: list[Person], rng: random.Random, count: int) -> list[Intent]:

@@ -4,8 +4,8 @@ Run it as `python -m bench.memory_quality`.
 One household (Olivia, Bob, Alice), the probes of `bench.probes` for Bob, in his DM:
 
 1. Telling. Every present fact goes through `respond()` (which stores Bob's line) and then
-   `memory.remember()` stores it as a `told` belief, exactly as he said it. The tick that will
-   one day consolidate lines into beliefs does not exist yet, so telling is simulated by
+   `memory.beliefs.remember()` stores it as a `told` belief, exactly as he said it. The tick
+   that will one day consolidate lines into beliefs does not exist yet, so telling is simulated by
    `remember`; nothing else becomes a belief (the distractor chat stays transcript only).
 2. Chatting. Every probe's two or three distractor lines go through `respond()`.
 3. Asking. The present and absent questions, alternating, go through `respond()`.
@@ -179,7 +179,8 @@ async def run_probes(
         fact_ids: dict[str, int | None] = {}
         for probe in present:
             await say(probe.fact)
-            fact_ids[probe.fact] = (await memory.remember(member.person_id, probe.fact)).belief_id
+            fact_ids[probe.fact] = (await memory.beliefs.remember(member.person_id,
+                    probe.fact)).belief_id
         for probe in present:
             for line in probe.distractors:
                 await say(line)

@@ -76,18 +76,18 @@ async def seed(memory: Memory, scopes: list[str], rng: random.Random, count: int
                       source=f"bench:{start + i}")
             for i, t in enumerate(texts)
         ]
-        await memory.assert_beliefs(items)
+        await memory.beliefs.assert_all(items)
 
 
 async def measure(memory: Memory, readers: list[AccessContext], rng: random.Random,
                   queries: int) -> list[float]:
     timings: list[float] = []
     for _ in range(5):  # warm-up
-        await memory.recall(rng.choice(readers), rng.choice(QUERIES))
+        await memory.recall.search(rng.choice(readers), rng.choice(QUERIES))
     for _ in range(queries):
         ctx, query = rng.choice(readers), rng.choice(QUERIES)
         start = time.perf_counter()
-        await memory.recall(ctx, query)
+        await memory.recall.search(ctx, query)
         timings.append((time.perf_counter() - start) * 1000)
     return timings
 

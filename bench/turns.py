@@ -239,7 +239,7 @@ async def _consolidated(db: Path) -> bool:
     """Whether every line has been consolidated (no scope waits), read as counts only."""
     memory = await Memory.open(db)
     try:
-        return not await memory.pending_scopes()
+        return not await memory.consolidation.pending_scopes()
     finally:
         await memory.close()
 

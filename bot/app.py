@@ -226,7 +226,7 @@ async def run_tick_job(context: HearthContext) -> None:
     hearth = context.hearth
 
     async def tick() -> Reported:
-        await hearth.memory.sync_index()
+        await hearth.memory.vectors.sync()
         return await soul_tick.run_tick(
             hearth.memory,
             hearth.model,

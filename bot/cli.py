@@ -196,7 +196,7 @@ async def _open(settings: Settings, db: Path, *, create: bool = False,
 
 
 async def _person(memory: Memory, name: str) -> Person:
-    return await memory.person_named(name)
+    return await memory.people.by_name(name)
 
 
 def _context_for_recall(person: Person, group: bool, activity: Activity | None) -> AccessContext:
@@ -242,7 +242,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
                 _print(f"added {person.name} ({person.person_id}){role}")
             elif action == "remove":
                 person = await _person(memory, args.name)
-                count = await memory.remove_person(person.person_id)
+                count = await memory.forgetting.remove_person(person.person_id)
                 _print(f"removed {person.name} and purged {count} belief(s)")
             else:
                 people = await memory.people.list()
@@ -273,7 +273,8 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _remember(memory: Memory, args: argparse.Namespace) -> int:
     person = await _person(memory, args.as_name)
-    outcome = await memory.remember(person.person_id, " ".join(args.text), shared=args.shared)
+    outcome = await memory.beliefs.remember(person.person_id, " ".join(args.text),
+            shared=args.shared)
     if outcome.status == "refused":
         raise Failure(f"not stored: {outcome.reason}")
     if outcome.status == "dropped":
@@ -292,7 +293,7 @@ async def _recall(memory: Memory, args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     if not query.strip():
         raise Failure("say what to recall: the query is empty")
-    found = await memory.recall(ctx, query, limit=args.limit)
+    found = await memory.recall.search(ctx, query, limit=args.limit)
     if not found:
         _print("nothing recalled")
     for item in found:
@@ -309,7 +310,7 @@ async def _inspect(memory: Memory, args: argparse.Namespace) -> int:
     ctx = AccessContext.for_member(
         person.person_id, Activity.MEMBER_INSPECT, "the member asked what she knows about them"
     )
-    found = await memory.inspect(ctx)
+    found = await memory.beliefs.inspect(ctx)
     if not found:
         _print(f"she knows nothing about {person.name} yet")
     for b in found:
@@ -328,8 +329,8 @@ async def _forget(memory: Memory, args: argparse.Namespace) -> int:
     )
     text = " ".join(args.text)
     if not args.yes:
-        found = await memory.forget_preview(ctx, text, shared=args.shared)
-        mentions = 0 if found else await memory.forget_mentions(ctx, text, shared=args.shared)
+        found = await memory.forgetting.preview(ctx, text, shared=args.shared)
+        mentions = 0 if found else await memory.forgetting.mentions(ctx, text, shared=args.shared)
         if not found and not mentions:
             _print("nothing like that to forget")
             return EXIT_OK
@@ -345,7 +346,7 @@ async def _forget(memory: Memory, args: argparse.Namespace) -> int:
         if answer not in ("y", "yes"):
             _print("kept: nothing was forgotten")
             return EXIT_OK
-    count = await memory.forget(ctx, text, shared=args.shared)
+    count = await memory.forgetting.forget(ctx, text, shared=args.shared)
     _print(f"forgot {count} belief(s)")
     return EXIT_OK
 
@@ -357,7 +358,7 @@ async def _grant(memory: Memory, args: argparse.Namespace) -> int:
         beneficiary = (await _person(memory, args.beneficiary)).person_id
     whose = "shared facts" if args.shared else f"{person.name}'s facts"
     for activity, sensitivity in _grant_pairs(args.activity, args.sensitivity):
-        grant = await memory.grant(
+        grant = await memory.grants.give(
             person.person_id,
             activity,
             sensitivity,
@@ -381,7 +382,8 @@ async def _revoke(memory: Memory, args: argparse.Namespace) -> int:
     person = await _person(memory, args.as_name)
     count = 0
     for activity, sensitivity in _grant_pairs(args.activity, args.sensitivity):
-        count += await memory.revoke(person.person_id, activity, sensitivity, shared=args.shared)
+        count += await memory.grants.revoke(person.person_id, activity, sensitivity,
+                shared=args.shared)
     if count == 0:
         raise Failure(f"no active grant of {args.activity} {args.sensitivity} to revoke")
     _print(f"revoked {count} grant(s)")
@@ -394,7 +396,7 @@ async def _grants(memory: Memory, args: argparse.Namespace) -> int:
         grantor = (await _person(memory, args.as_name)).person_id
     names = {p.person_id: p.name for p in await memory.people.list()}
     # A note is its grantor's words: shown only in the listing of their own grants (--as).
-    found = await memory.grants(grantor, viewer_id=grantor)
+    found = await memory.grants.list(grantor, viewer_id=grantor)
     if not found:
         _print("no grants")
     now = utc_now().isoformat()
@@ -410,7 +412,7 @@ async def _grants(memory: Memory, args: argparse.Namespace) -> int:
 
 async def _receipts(memory: Memory, args: argparse.Namespace) -> int:
     if args.action == "verify":
-        checked, broken = await memory.verify_receipts()
+        checked, broken = await memory.ledger.verify()
         if broken is not None:
             seq, reason = broken
             _print(f"ledger broken at receipt #{seq}: {reason}")
@@ -419,19 +421,20 @@ async def _receipts(memory: Memory, args: argparse.Namespace) -> int:
                "its anchor")
         return EXIT_OK
     if args.action == "anchor":
-        seq = await memory.anchor_receipts()
+        seq = await memory.ledger.anchor()
         _print(f"ledger anchored at receipt #{seq}")
         return EXIT_OK
     if args.as_name:
         person = await _person(memory, args.as_name)
-        found = await memory.receipts_about(person.person_id)
+        found = await memory.ledger.about(AccessContext.for_member(
+            person.person_id, Activity.MEMBER_INSPECT, "a member reviews who read their facts"))
         found = found[-args.limit:] if args.limit > 0 else found
     else:
         owner = await memory.people.owner()
         if owner is None:
             raise Failure("the ledger is the owner's to audit, and no owner is registered")
         ctx = AccessContext.for_audit(owner.person_id, "the owner reviews the ledger")
-        found = await memory.receipts(ctx, limit=args.limit if args.limit > 0 else None)
+        found = await memory.ledger.audit(ctx, limit=args.limit if args.limit > 0 else None)
     names = {p.person_id: p.name for p in await memory.people.list()}
     if not found:
         _print("no receipts")
@@ -448,7 +451,7 @@ async def _export(memory: Memory, args: argparse.Namespace) -> int:
     ctx = AccessContext.for_member(
         person.person_id, Activity.MEMBER_INSPECT, "the member exported their data"
     )
-    document = await memory.export(ctx)
+    document = await memory.export.document(ctx)
     _print(json.dumps(document, indent=2, ensure_ascii=False))
     return EXIT_OK
 
@@ -634,7 +637,7 @@ async def _tick_every(memory: Memory, gateway: Gateway, soul: Soul, seconds: int
     while True:
         await asyncio.sleep(seconds)
         try:
-            await memory.sync_index()
+            await memory.vectors.sync()
             report = await run_tick(memory, gateway, now=utc_now(),
                                     assistant=soul.manifest.name,
                                     quiet_after=timedelta(seconds=seconds))
@@ -901,7 +904,7 @@ async def _doctor(settings: Settings, db: Path) -> int:
         else:
             try:
                 stats = await memory.stats()
-                checked, broken = await memory.verify_receipts()
+                checked, broken = await memory.ledger.verify()
             finally:
                 await memory.close()
             report("ok", f"database {db}: {stats['people']} member(s), {stats['beliefs']} "

@@ -89,7 +89,7 @@ async def privacy(update: Update, context: HearthContext, message: Message,
 async def me(update: Update, context: HearthContext, message: Message, args: list[str]) -> None:
     person = context.member
     ctx = _inspect_context(person, "the member asked what she knows about them")
-    found = await context.hearth.memory.inspect(ctx)
+    found = await context.hearth.memory.beliefs.inspect(ctx)
     if not found:
         await message.reply_text(texts.ME_EMPTY)
         return
@@ -124,8 +124,8 @@ async def forget(update: Update, context: HearthContext, message: Message,
         await message.reply_text(usage)
         return
     ctx = _inspect_context(person, "the member asked to forget")
-    found = await hearth.memory.forget_preview(ctx, text, shared=shared)
-    mentions = 0 if found else await hearth.memory.forget_mentions(ctx, text, shared=shared)
+    found = await hearth.memory.forgetting.preview(ctx, text, shared=shared)
+    mentions = 0 if found else await hearth.memory.forgetting.mentions(ctx, text, shared=shared)
     if not found and not mentions:
         await message.reply_text(texts.FORGET_NOTHING)
         return
@@ -203,7 +203,7 @@ async def grant(update: Update, context: HearthContext, message: Message,
     lines = []
     try:
         for a, s in grant_pairs(asked.activity, asked.sensitivity):
-            made = await memory.grant(person.person_id, a, s, days=asked.days,
+            made = await memory.grants.give(person.person_id, a, s, days=asked.days,
                                       shared=asked.shared, note="granted in a chat")
             until = texts.when(made.expires_at) if made.expires_at else None
             # The scope it was made over, which for the owner's group grants is the shared one.
@@ -223,7 +223,7 @@ async def revoke(update: Update, context: HearthContext, message: Message,
     try:
         count = 0
         for a, s in grant_pairs(asked.activity, asked.sensitivity):
-            count += await memory.revoke(person.person_id, a, s, shared=asked.shared)
+            count += await memory.grants.revoke(person.person_id, a, s, shared=asked.shared)
     except HearthError as exc:
         await message.reply_text(f"{texts.could_not(str(exc))}\n{asked.usage}")
         return
@@ -233,7 +233,7 @@ async def revoke(update: Update, context: HearthContext, message: Message,
 async def grants(update: Update, context: HearthContext, message: Message,
                  args: list[str]) -> None:
     person, hearth = context.member, context.hearth
-    found = await hearth.memory.grants(person.person_id, viewer_id=person.person_id)
+    found = await hearth.memory.grants.list(person.person_id, viewer_id=person.person_id)
     if not found:
         await message.reply_text(texts.GRANTS_EMPTY)
         return
@@ -259,7 +259,9 @@ def _who(actor: str, person: Person, names: dict[str, str]) -> str:
 async def receipts(update: Update, context: HearthContext, message: Message,
                    args: list[str]) -> None:
     person, memory = context.member, context.hearth.memory
-    found = (await memory.receipts_about(person.person_id))[-RECEIPTS_SHOWN:]
+    found = (await memory.ledger.about(AccessContext.for_member(
+        person.person_id, Activity.MEMBER_INSPECT, "a member reviews who read their facts"
+    )))[-RECEIPTS_SHOWN:]
     if not found:
         await message.reply_text(texts.RECEIPTS_EMPTY)
         return
@@ -281,7 +283,7 @@ async def export(update: Update, context: HearthContext, message: Message,
                  args: list[str]) -> None:
     person = context.member
     ctx = _inspect_context(person, "the member exported their data")
-    document = await context.hearth.memory.export(ctx)
+    document = await context.hearth.memory.export.document(ctx)
     data = json.dumps(document, indent=2, ensure_ascii=False).encode("utf-8")
     await message.reply_document(
         document=data, filename=_file_name(person.name), caption=texts.EXPORT_CAPTION
@@ -313,7 +315,7 @@ async def remove(update: Update, context: HearthContext, message: Message,
     if match.is_owner:
         await message.reply_text(texts.REMOVE_OWNER)
         return
-    count = await memory.remove_person(match.person_id)
+    count = await memory.forgetting.remove_person(match.person_id)
     log.info("member %s removed by the owner", match.person_id)
     await message.reply_text(texts.removed(match.name, count))
 
@@ -368,10 +370,10 @@ async def persona(update: Update, context: HearthContext, message: Message,
 async def audit(update: Update, context: HearthContext, message: Message,
                 args: list[str]) -> None:
     person, memory = context.member, context.hearth.memory
-    checked, broken = await memory.verify_receipts()
+    checked, broken = await memory.ledger.verify()
     stats = await memory.stats()
     ctx = AccessContext.for_audit(person.person_id, "the owner reviews the ledger")
-    recent = await memory.receipts(ctx, limit=AUDIT_SHOWN)
+    recent = await memory.ledger.audit(ctx, limit=AUDIT_SHOWN)
     names = {p.person_id: p.name for p in await memory.people.list()}
     lines = [texts.audit_ledger(checked, broken), texts.audit_counts(stats)]
     if recent:
@@ -450,7 +452,7 @@ async def on_button(update: Update, context: HearthContext) -> None:
     await query.answer()
     if pending.action == "forget":
         ctx = _inspect_context(person, "the member asked to forget")
-        count = await hearth.memory.forget(ctx, pending.text, shared=pending.shared)
+        count = await hearth.memory.forgetting.forget(ctx, pending.text, shared=pending.shared)
         log.info("member %s forgot %d belief(s)", person.person_id, count)
         outcome = texts.forgotten(count)
     elif pending.action == "keep":

@@ -14,7 +14,7 @@ from memory.errors import (
     StoreError,
     UnknownPerson,
 )
-from memory.facade import MAX_TURN_CHARS, Memory, utc_now
+from memory.facade import Memory, utc_now
 from memory.inbox import Delivery, OwedReply
 from memory.lens import GRANTABLE
 from memory.lockfile import hold_database
@@ -42,6 +42,7 @@ from memory.models import (
     private_scope,
     scope_owner,
 )
+from memory.transcript import MAX_TURN_CHARS
 
 __all__ = [
     "AccessContext",

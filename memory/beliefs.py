@@ -1,9 +1,11 @@
 """Beliefs: propositions with log-odds confidence revised by evidence, and their hydration.
 
 Owns: normalising propositions, asserting evidence (one belief per scope and proposition; the
-first writer's scope is permanent), quarantine, supersession, contradiction edges, and turning
-rows into `Belief` records with statuses computed for the reader. Must not: decide visibility on
-its own (every read here embeds `memory.wall.predicate`) or return text to a writer.
+first writer's scope is permanent, for evidence too: assertions work through the asserting
+scope's `Lane`, which sees no other), quarantine, supersession, contradiction edges, overrides,
+turning rows into `Belief` records with statuses computed for the reader, and the reads a member
+makes of them (`BeliefBook`). Must not: decide visibility on its own (reads go through
+`memory.gate`) or return text to a writer.
 """
 
 from __future__ import annotations
@@ -15,22 +17,31 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from memory import wall
+from memory.classifier import classify as classify_text
 from memory.errors import InvalidRequest
+from memory.gate import Census, Gate, Lane, Read
 from memory.models import (
     BACKGROUND_PROVENANCES,
     RELIABILITY,
+    SHARED,
     AccessContext,
     Belief,
     BeliefStatus,
     Evidence,
+    Explanation,
     Kind,
     Provenance,
     Sensitivity,
     WriteOutcome,
+    check_scope,
+    private_scope,
+    scope_owner,
 )
+from memory.people import PeopleBook
 from memory.receipts import keyed_digest
 from memory.secrets import has_secret
-from memory.store import Row, Tx
+from memory.store import Row, Store, Tx
+from memory.vectors import VectorBook
 
 LOG_ODDS_LIMIT = 6.0
 # Below this reliability x weight, a belief resting on one source waits in quarantine. A member's
@@ -91,7 +102,7 @@ def check_text(text: str) -> str:
 
 
 async def assert_one(
-    tx: Tx,
+    lane: Lane,
     item: Assertion,
     *,
     secret: bytes,
@@ -114,10 +125,13 @@ async def assert_one(
         raise InvalidRequest("there is nothing to remember: the text is only punctuation")
     fingerprint = tombstone_fingerprint(secret, item.scope, norm)
     if item.provenance in BACKGROUND_PROVENANCES and await _from_before_forget(
-        tx, fingerprint, item
+        lane, fingerprint, item
     ):
         return WriteOutcome(status="refused", reason="it was forgotten")
 
+    tx = lane.tx
+    if item.scope != lane.scope:
+        raise InvalidRequest("evidence is recorded in the scope it was heard in")
     if item.subject_id is not None and not await tx.scalar(
         "SELECT 1 FROM people WHERE person_id = ?", (item.subject_id,)
     ):
@@ -125,10 +139,8 @@ async def assert_one(
     # Only the asserting scope's own belief: evidence never crosses scopes. A member saying
     # in private the words of a shared belief gets a private belief of their own; the shared
     # one's confidence, evidence and status do not move, so the group learns nothing.
-    existing = await tx.fetchall(
-        "SELECT belief_id, scope, version, log_odds, quarantined FROM beliefs"
-        " WHERE norm = ? AND scope = ?",
-        (norm, item.scope),
+    existing = await lane.select(
+        "beliefs", "norm = ?", (norm,), columns="belief_id, version, log_odds, quarantined"
     )
     created = not existing
     if created:
@@ -163,8 +175,8 @@ async def assert_one(
     version = current_version + 1 if item.version is None else item.version
     if version <= current_version:
         return WriteOutcome(status="dropped", belief_id=belief_id, reason="an older version")
-    if await tx.scalar(
-        "SELECT 1 FROM evidence WHERE belief_id = ? AND source = ? AND sign = ?",
+    if await lane.value(
+        "evidence", "1", "belief_id = ? AND source = ? AND sign = ?",
         (belief_id, item.source, item.sign),
     ):
         return WriteOutcome(status="dropped", belief_id=belief_id, reason="already counted")
@@ -177,14 +189,16 @@ async def assert_one(
          version, now),
     )
     if item.turn_ids:
+        marks = ", ".join("?" for _ in item.turn_ids)
+        heard = await lane.select("turns", f"turn_id IN ({marks})", item.turn_ids,
+                                  columns="turn_id")
         await tx.executemany(
-            "INSERT OR IGNORE INTO evidence_turns(evidence_id, turn_id)"
-            " SELECT ?, turn_id FROM turns WHERE turn_id = ? AND scope = ?",
-            [(evidence_id, turn_id, item.scope) for turn_id in item.turn_ids],
+            "INSERT OR IGNORE INTO evidence_turns(evidence_id, turn_id) VALUES (?, ?)",
+            [(evidence_id, int(r["turn_id"])) for r in heard],
         )
     delta = item.sign * item.weight * reliability
     new_log_odds = max(-LOG_ODDS_LIMIT, min(LOG_ODDS_LIMIT, log_odds + delta))
-    quarantined = await is_quarantined(tx, belief_id)
+    quarantined = await is_quarantined(lane, belief_id)
     await tx.execute(
         "UPDATE beliefs SET log_odds = ?, version = ?, quarantined = ?, updated_at = ?,"
         " reinforced_at = CASE WHEN ? > 0 THEN ? ELSE reinforced_at END WHERE belief_id = ?",
@@ -193,10 +207,10 @@ async def assert_one(
     return WriteOutcome(status="created" if created else "reinforced", belief_id=belief_id)
 
 
-async def _from_before_forget(tx: Tx, fingerprint: str, item: Assertion) -> bool:
+async def _from_before_forget(lane: Lane, fingerprint: str, item: Assertion) -> bool:
     """Whether background work is re-deriving a forgotten proposition from material older than
     the forget. Lines the member wrote after it (saying it again, on purpose) are new material."""
-    forgotten_at = await tx.scalar(
+    forgotten_at = await lane.tx.scalar(
         "SELECT at FROM tombstones WHERE fingerprint = ?", (fingerprint,)
     )
     if forgotten_at is None:
@@ -204,9 +218,7 @@ async def _from_before_forget(tx: Tx, fingerprint: str, item: Assertion) -> bool
     if not item.turn_ids:
         return True
     marks = ", ".join("?" for _ in item.turn_ids)
-    oldest = await tx.scalar(
-        f"SELECT min(at) FROM turns WHERE turn_id IN ({marks})", item.turn_ids
-    )
+    oldest = await lane.value("turns", "min(at)", f"turn_id IN ({marks})", item.turn_ids)
     return oldest is None or str(oldest) <= str(forgotten_at)
 
 
@@ -220,21 +232,21 @@ async def _sensitivity_for(
     return Sensitivity(override) if override else classify(text)
 
 
-async def is_quarantined(tx: Tx, belief_id: int) -> bool:
+async def is_quarantined(lane: Lane, belief_id: int) -> bool:
     """One weak supporting source means quarantine; a second source, or a strong one, ends it."""
-    row = await tx.fetchone(
-        "SELECT count(DISTINCT source) AS sources, max(weight * reliability) AS strongest"
-        " FROM evidence WHERE belief_id = ? AND sign > 0",
-        (belief_id,),
+    row = await lane.one(
+        "evidence", "belief_id = ? AND sign > 0", (belief_id,),
+        columns="count(DISTINCT source) AS sources, max(weight * reliability) AS strongest",
     )
     if row is None or not row["sources"]:
         return False
     return int(row["sources"]) < 2 and float(row["strongest"]) < QUARANTINE_BELOW
 
 
-async def set_sensitivity(tx: Tx, belief_id: int, sensitivity: Sensitivity, by: str,
-                          now: str) -> None:
-    row = await tx.fetchone("SELECT scope, norm FROM beliefs WHERE belief_id = ?", (belief_id,))
+async def _override(lane: Lane, belief_id: int, sensitivity: Sensitivity, by: str,
+                    now: str) -> None:
+    tx = lane.tx
+    row = await lane.one("beliefs", "belief_id = ?", (belief_id,), columns="scope, norm")
     if row is None:
         return
     await tx.execute(
@@ -250,40 +262,6 @@ async def set_sensitivity(tx: Tx, belief_id: int, sensitivity: Sensitivity, by: 
 
 
 # --- reading -------------------------------------------------------------------------------
-
-_BELIEF_COLUMNS = (
-    "b.belief_id, b.proposition, b.norm, b.version, b.scope, b.kind, b.subject_id,"
-    " b.sensitivity, b.log_odds, b.quarantined, b.valid_from, b.valid_to, b.superseded_by,"
-    " b.created_at, b.updated_at,"
-    " b.reinforced_at, b.salience,"
-    " (SELECT count(*) FROM evidence e WHERE e.belief_id = b.belief_id) AS evidence_count"
-)
-
-
-async def fetch_visible(
-    tx: Tx,
-    ctx: AccessContext,
-    where: str = "1",
-    params: Sequence[object] = (),
-    *,
-    order: str = "b.belief_id",
-    limit: int = -1,
-) -> list[Row]:
-    """Belief rows matching `where` that the wall lets this reader see, with a
-    `contradicted` flag computed only from contradicting beliefs the reader can also see."""
-    wall_sql, wall_params = wall.predicate(ctx, "b.scope")
-    other_sql, other_params = wall.predicate(ctx, "o.scope")
-    sql = (
-        f"SELECT {_BELIEF_COLUMNS},"
-        " EXISTS (SELECT 1 FROM contradictions c JOIN beliefs o ON o.belief_id ="
-        "   CASE WHEN c.low_id = b.belief_id THEN c.high_id ELSE c.low_id END"
-        "   WHERE (c.low_id = b.belief_id OR c.high_id = b.belief_id)"
-        f"   AND {other_sql} AND o.superseded_by IS NULL AND o.log_odds >= b.log_odds)"
-        " AS contradicted"
-        f" FROM beliefs b WHERE {wall_sql} AND ({where}) ORDER BY {order} LIMIT ?"
-    )
-    return await tx.fetchall(sql, (*other_params, *wall_params, *params, limit))
-
 
 def status_of(row: Row, now: datetime) -> BeliefStatus:
     if row["superseded_by"] is not None or (
@@ -317,11 +295,11 @@ def belief_from_row(row: Row, now: datetime) -> Belief:
     )
 
 
-async def evidence_for(tx: Tx, belief_id: int) -> tuple[Evidence, ...]:
-    rows = await tx.fetchall(
-        "SELECT source, sign, weight, provenance, reliability, version, at FROM evidence"
-        " WHERE belief_id = ? ORDER BY version, evidence_id",
-        (belief_id,),
+async def evidence_for(read: Read, belief_id: int) -> tuple[Evidence, ...]:
+    rows = await read.select(
+        "evidence", "belief_id = ?", (belief_id,),
+        columns="source, sign, weight, provenance, reliability, version, at",
+        order="version, evidence_id",
     )
     return tuple(
         Evidence(
@@ -337,12 +315,223 @@ async def evidence_for(tx: Tx, belief_id: int) -> tuple[Evidence, ...]:
     )
 
 
-async def contradicting_ids(tx: Tx, ctx: AccessContext, belief_id: int) -> tuple[int, ...]:
-    other_sql, other_params = wall.predicate(ctx, "o.scope")
-    rows = await tx.fetchall(
-        "SELECT o.belief_id FROM contradictions c JOIN beliefs o ON o.belief_id ="
-        " CASE WHEN c.low_id = ? THEN c.high_id ELSE c.low_id END"
-        f" WHERE (c.low_id = ? OR c.high_id = ?) AND {other_sql} ORDER BY o.belief_id",
-        (belief_id, belief_id, belief_id, *other_params),
-    )
-    return tuple(int(r["belief_id"]) for r in rows)
+class BeliefBook:
+    """`memory.beliefs`: writing evidence, and reading beliefs through the gate."""
+
+    def __init__(self, store: Store, gate: Gate, people: PeopleBook, vectors: VectorBook, *,
+                 secret: bytes, now: Callable[[], datetime]) -> None:
+        self._store = store
+        self._gate = gate
+        self._people = people
+        self._vectors = vectors
+        self._secret = secret
+        self._now = now
+
+    # --- writes ------------------------------------------------------------------------------
+
+    async def remember(
+        self,
+        person_id: str,
+        text: str,
+        *,
+        shared: bool = False,
+        kind: Kind = Kind.FACT,
+        subject_id: str | None = None,
+    ) -> WriteOutcome:
+        """A member tells her a fact directly: a `told` belief in their scope (or shared)."""
+        person = await self._people.get(person_id)
+        scope = SHARED if shared else private_scope(person.person_id)
+        item = Assertion(
+            proposition=text,
+            scope=scope,
+            provenance=Provenance.TOLD,
+            source=f"statement:{person.person_id}:{self._now().isoformat()}",
+            kind=kind,
+            subject_id=subject_id,
+        )
+        (outcome,) = await self.assert_all([item])
+        return outcome
+
+    async def assert_all(self, items: Sequence[Assertion]) -> list[WriteOutcome]:
+        """Assert a batch of evidence in one transaction; embeddings are added after commit."""
+        for item in items:
+            check_scope(item.scope)
+        async with self._store.transaction() as tx:
+            outcomes = await self.assert_in(tx, items)
+        await self.embed_created(items, outcomes)
+        return outcomes
+
+    async def assert_in(self, tx: Tx, items: Sequence[Assertion]) -> list[WriteOutcome]:
+        """Assert evidence inside a transaction the caller holds (each item through its own
+        scope's lane); the caller embeds what was created once it commits."""
+        now = self._now().isoformat()
+        return [
+            await assert_one(Lane(tx, item.scope), item, secret=self._secret, now=now,
+                             classify=classify_text)
+            for item in items
+        ]
+
+    async def embed_created(
+        self, items: Sequence[Assertion], outcomes: Sequence[WriteOutcome]
+    ) -> None:
+        """Embed the beliefs a write created (after its commit, off the event loop)."""
+        await self._vectors.store([
+            (int(outcome.belief_id), item.scope, check_text(item.proposition))
+            for item, outcome in zip(items, outcomes, strict=True)
+            if outcome.status == "created" and outcome.belief_id is not None
+        ])
+
+    async def _scopes_of(self, tx: Tx, ids: Sequence[int]) -> dict[int, str]:
+        marks = ", ".join("?" for _ in ids)
+        rows = await Census(tx).select("beliefs", "belief_id, scope",
+                                       f"belief_id IN ({marks})", ids)
+        return {int(r["belief_id"]): str(r["scope"]) for r in rows}
+
+    async def _may_change(self, tx: Tx, ctx: AccessContext, scope: str | None) -> bool:
+        """Whether this member may change a belief of `scope`: theirs, or shared for the
+        owner, and visible to them either way."""
+        if scope is None or ctx.person_id is None or not wall.is_visible(ctx, scope):
+            return False
+        owner = scope_owner(scope)
+        if owner is not None:
+            return owner == ctx.person_id
+        return (await self._people.get(ctx.person_id, tx=tx)).is_owner
+
+    async def set_sensitivity(
+        self, ctx: AccessContext, belief_id: int, sensitivity: Sensitivity
+    ) -> bool:
+        """An explicit override of a belief's class, by its owner; it wins over the classifier
+        both ways. Returns False, as for a missing belief, when it is not theirs."""
+        async with self._store.transaction() as tx:
+            scope = (await self._scopes_of(tx, [belief_id])).get(belief_id)
+            if scope is None or not await self._may_change(tx, ctx, scope):
+                return False
+            await _override(Lane(tx, scope), belief_id, sensitivity, str(ctx.person_id),
+                            self._now().isoformat())
+        return True
+
+    async def link_contradiction(self, ctx: AccessContext, a: int, b: int) -> bool:
+        """Mark two beliefs of one scope the reader sees as unable to both hold."""
+        if a == b:
+            return False
+        async with self._store.transaction() as tx:
+            scopes = await self._scopes_of(tx, [a, b])
+            if len(scopes) != 2 or scopes[a] != scopes[b] or not wall.is_visible(ctx, scopes[a]):
+                return False
+            await tx.execute(
+                "INSERT OR IGNORE INTO contradictions(low_id, high_id, at) VALUES (?, ?, ?)",
+                (min(a, b), max(a, b), self._now().isoformat()),
+            )
+        return True
+
+    async def supersede(self, ctx: AccessContext, old: int, new: int) -> bool:
+        """The newer belief supersedes the older one of the same scope; nothing is deleted."""
+        if old == new:
+            return False
+        now = self._now().isoformat()
+        async with self._store.transaction() as tx:
+            scopes = await self._scopes_of(tx, [old, new])
+            if (len(scopes) != 2 or scopes[old] != scopes[new]
+                    or not wall.is_visible(ctx, scopes[old])):
+                return False
+            starts = await Lane(tx, scopes[new]).value(
+                "beliefs", "valid_from", "belief_id = ?", (new,))
+            await tx.execute(
+                "UPDATE beliefs SET superseded_by = ?, valid_to = ?, updated_at = ?"
+                " WHERE belief_id = ?",
+                (new, starts or now, now, old),
+            )
+        return True
+
+    # --- reads -------------------------------------------------------------------------------
+
+    async def inspect(self, ctx: AccessContext) -> list[Belief]:
+        """What she knows about this member, as they may see it: their own scope's beliefs and
+        shared beliefs about them."""
+        if ctx.person_id is None:
+            return []
+        person_id = ctx.person_id
+        async with self._gate.read(ctx, "inspect") as read:
+            rows = await read.beliefs("(b.scope = ? OR b.subject_id = ?)",
+                                      (private_scope(person_id), person_id))
+            return await lensed(read, rows, self._now())
+
+    async def about(self, ctx: AccessContext, person_id: str, *, limit: int = 12) -> list[Belief]:
+        """Beliefs about one member that this reader may use: the partner model's material.
+
+        In a member's own chat that is their scope's beliefs about themselves (or about no one
+        else) and shared beliefs about them; in a group, only the shared ones.
+        """
+        now = self._now()
+        async with self._gate.read(ctx, "about", person_id) as read:
+            # The strongest and freshest first, ranked in SQL; a margin over the limit leaves
+            # room for what the lens holds back.
+            rows = await read.beliefs(
+                "(b.subject_id = ? OR (b.scope = ? AND b.subject_id IS NULL))"
+                " AND b.quarantined = 0 AND b.superseded_by IS NULL",
+                (person_id, private_scope(person_id)),
+                order="b.log_odds DESC, b.reinforced_at DESC, b.belief_id DESC",
+                limit=max(0, limit) * 4,
+            )
+            allowed = await read.usable(rows)
+            top = [belief_from_row(r, now) for r in allowed[: max(0, limit)]]
+            read.returned([b.belief_id for b in top], [b.scope for b in top])
+        return top
+
+    async def explain(self, ctx: AccessContext, belief_id: int) -> Explanation | None:
+        """One belief with its evidence trail; None alike for a missing and a hidden one."""
+        async with self._gate.read(ctx, "explain", str(belief_id)) as read:
+            rows = await read.beliefs("b.belief_id = ?", (belief_id,))
+            found = await lensed(read, rows, self._now())
+            if not found:
+                return None
+            return Explanation(
+                belief=found[0],
+                evidence=await evidence_for(read, belief_id),
+                contradicts=await read.contradicting(belief_id),
+                superseded_by=rows[0]["superseded_by"],
+            )
+
+    async def conflicts(self, ctx: AccessContext) -> list[tuple[Belief, Belief]]:
+        """Pairs of contradicting beliefs, both of which this work may use."""
+        async with self._gate.read(ctx, "conflicts") as read:
+            rows = await read.beliefs(
+                "b.belief_id IN (SELECT low_id FROM contradictions"
+                " UNION SELECT high_id FROM contradictions)",
+            )
+            now = self._now()
+            usable = {b.belief_id: b for b in
+                      (belief_from_row(r, now) for r in await read.usable(rows))}
+            marks = ", ".join("?" for _ in usable) or "NULL"
+            edges = await read.tx.fetchall(
+                f"SELECT low_id, high_id FROM contradictions WHERE low_id IN ({marks})"
+                f" AND high_id IN ({marks}) ORDER BY low_id, high_id",
+                (*usable, *usable),
+            )
+            pairs = [(usable[int(e["low_id"])], usable[int(e["high_id"])]) for e in edges]
+            ids = sorted({b.belief_id for pair in pairs for b in pair})
+            read.returned(ids, [usable[i].scope for i in ids])
+        return pairs
+
+    async def in_scope(
+        self, ctx: AccessContext, scope: str, *, kind: Kind | None = None, limit: int = 50
+    ) -> list[Belief]:
+        """Live beliefs of one scope this work may use, strongest first (receipted)."""
+        check_scope(scope)
+        where = "b.scope = ? AND b.superseded_by IS NULL"
+        params: tuple[object, ...] = (scope,)
+        if kind is not None:
+            where += " AND b.kind = ?"
+            params += (kind.value,)
+        async with self._gate.read(ctx, "beliefs_in", scope) as read:
+            rows = await read.beliefs(where, params, order="b.log_odds DESC, b.belief_id",
+                                      limit=limit)
+            return await lensed(read, rows, self._now())
+
+
+async def lensed(read: Read, rows: Sequence[Row], now: datetime) -> list[Belief]:
+    """Usable belief rows as records, strongest first, named in the read's receipt."""
+    found = [belief_from_row(r, now) for r in await read.usable(rows)]
+    found.sort(key=lambda b: (-b.confidence, b.belief_id))
+    read.returned([b.belief_id for b in found], [b.scope for b in found])
+    return found

@@ -1,20 +1,26 @@
 """The nightly dream over one scope: dedupe, reconcile, decay, promote. Never across scopes.
 
-Owns: the dream's thresholds and the belief-level changes it makes. Each function gets the rows
-of ONE scope that the facade already read through the wall and the dream's lens (so a health
-fact with no dream grant is not even touched), and changes only those rows. Nothing is deleted:
-a duplicate or a contradicted belief is superseded, its evidence kept.
-Must not: read rows itself beyond the evidence of the beliefs it was handed, or call a model.
+Owns: the dream's thresholds, the belief-level changes it makes, and the pass over every scope
+with its report (`DreamBook`). Each function gets the rows of ONE scope that the pass read
+through the gate with the dream's lens (so a health fact with no dream grant is not even
+touched), and that scope's `Lane` for the evidence of those rows. Nothing is deleted: a
+duplicate or a contradicted belief is superseded, its evidence kept.
+Must not: read another scope, or call a model.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from memory.beliefs import LOG_ODDS_LIMIT, is_quarantined
-from memory.store import Row, Tx
+from memory.gate import Gate, Lane
+from memory.models import SHARED, AccessContext, Activity, as_utc, private_scope
+from memory.people import PeopleBook
+from memory.store import Row, Store, Tx
+from memory.vectors import VectorBook
 
 # Two beliefs of one scope whose vectors are this alike say the same thing.
 DEDUPE_SIMILARITY = 0.93
@@ -84,17 +90,17 @@ async def _supersede(tx: Tx, old: int, new: int, now: str) -> None:
     )
 
 
-async def _rescore(tx: Tx, belief_id: int, now: str) -> None:
+async def _rescore(lane: Lane, belief_id: int, now: str) -> None:
     """Log-odds from the belief's evidence, and whether one weak source still holds it."""
-    total = float(
-        await tx.scalar(
-            "SELECT coalesce(sum(sign * weight * reliability), 0) FROM evidence"
-            " WHERE belief_id = ?",
+    tx = lane.tx
+    total = float(str(
+        await lane.value(
+            "evidence", "coalesce(sum(sign * weight * reliability), 0)", "belief_id = ?",
             (belief_id,),
-        )
-    )
+        ) or 0
+    ))
     log_odds = max(-LOG_ODDS_LIMIT, min(LOG_ODDS_LIMIT, total))
-    quarantined = await is_quarantined(tx, belief_id)
+    quarantined = await is_quarantined(lane, belief_id)
     await tx.execute(
         "UPDATE beliefs SET log_odds = ?, quarantined = ?, updated_at = ? WHERE belief_id = ?",
         (log_odds, int(quarantined), now, belief_id),
@@ -102,13 +108,14 @@ async def _rescore(tx: Tx, belief_id: int, now: str) -> None:
 
 
 async def dedupe(
-    tx: Tx,
+    lane: Lane,
     rows: Sequence[Row],
     near: Callable[[list[int]], list[tuple[int, int]]],
     now: str,
 ) -> tuple[int, set[int]]:
     """Merge beliefs of one scope that say the same thing into the strongest (the oldest on a
     tie): its evidence gains the others' sources, and the others are superseded by it."""
+    tx = lane.tx
     ids = [int(r["belief_id"]) for r in rows]
     by_id = {int(r["belief_id"]): r for r in rows}
     merged = 0
@@ -117,11 +124,10 @@ async def dedupe(
         keeper = max(group, key=lambda i: (float(by_id[i]["log_odds"]), -i))
         version = int(by_id[keeper]["version"])
         for dup in (i for i in group if i != keeper):
-            for ev in await tx.fetchall(
-                "SELECT * FROM evidence WHERE belief_id = ? ORDER BY evidence_id", (dup,)
-            ):
-                if await tx.scalar(
-                    "SELECT 1 FROM evidence WHERE belief_id = ? AND source = ? AND sign = ?",
+            for ev in await lane.select("evidence", "belief_id = ?", (dup,),
+                                        order="evidence_id"):
+                if await lane.value(
+                    "evidence", "1", "belief_id = ? AND source = ? AND sign = ?",
                     (keeper, ev["source"], ev["sign"]),
                 ):
                     continue
@@ -132,16 +138,17 @@ async def dedupe(
                     (keeper, ev["source"], ev["sign"], ev["weight"], ev["provenance"],
                      ev["reliability"], version, ev["at"]),
                 )
-                await tx.execute(
-                    "INSERT OR IGNORE INTO evidence_turns(evidence_id, turn_id)"
-                    " SELECT ?, turn_id FROM evidence_turns WHERE evidence_id = ?",
-                    (new_id, ev["evidence_id"]),
+                heard = await lane.select("evidence_turns", "evidence_id = ?",
+                                          (ev["evidence_id"],), columns="turn_id")
+                await tx.executemany(
+                    "INSERT OR IGNORE INTO evidence_turns(evidence_id, turn_id) VALUES (?, ?)",
+                    [(new_id, int(h["turn_id"])) for h in heard],
                 )
             await _supersede(tx, dup, keeper, now)
             gone.add(dup)
             merged += 1
         await tx.execute("UPDATE beliefs SET version = ? WHERE belief_id = ?", (version, keeper))
-        await _rescore(tx, keeper, now)
+        await _rescore(lane, keeper, now)
     return merged, gone
 
 
@@ -188,12 +195,12 @@ async def decay(tx: Tx, rows: Sequence[Row], now: datetime) -> int:
     return len(stale)
 
 
-async def promote(tx: Tx, rows: Sequence[Row], now: str) -> int:
+async def promote(lane: Lane, rows: Sequence[Row], now: str) -> int:
     """Quarantined beliefs that a second source now corroborates become active."""
     promoted = 0
     for r in rows:
-        if r["quarantined"] and not await is_quarantined(tx, int(r["belief_id"])):
-            await tx.execute(
+        if r["quarantined"] and not await is_quarantined(lane, int(r["belief_id"])):
+            await lane.tx.execute(
                 "UPDATE beliefs SET quarantined = 0, updated_at = ? WHERE belief_id = ?",
                 (now, int(r["belief_id"])),
             )
@@ -202,7 +209,7 @@ async def promote(tx: Tx, rows: Sequence[Row], now: str) -> int:
 
 
 async def dream_scope(
-    tx: Tx,
+    lane: Lane,
     rows: Sequence[Row],
     near: Callable[[list[int]], list[tuple[int, int]]],
     now: datetime,
@@ -210,10 +217,65 @@ async def dream_scope(
     """One scope's dream over the live beliefs the dream may use (already walled and lensed)."""
     stamp = now.isoformat()
     counts = DreamCounts()
-    counts.deduped, gone = await dedupe(tx, rows, near, stamp)
+    counts.deduped, gone = await dedupe(lane, rows, near, stamp)
     live = [r for r in rows if int(r["belief_id"]) not in gone]
-    counts.reconciled, gone = await reconcile(tx, live, stamp)
+    counts.reconciled, gone = await reconcile(lane.tx, live, stamp)
     live = [r for r in live if int(r["belief_id"]) not in gone]
-    counts.promoted = await promote(tx, live, stamp)
-    counts.decayed = await decay(tx, live, now)
+    counts.promoted = await promote(lane, live, stamp)
+    counts.decayed = await decay(lane.tx, live, now)
     return counts
+
+
+class DreamBook:
+    """`memory.dream`: the nightly pass and its reports."""
+
+    def __init__(self, store: Store, gate: Gate, people: PeopleBook, vectors: VectorBook,
+                 now: Callable[[], datetime]) -> None:
+        self._store = store
+        self._gate = gate
+        self._people = people
+        self._vectors = vectors
+        self._now = now
+
+    async def run(
+        self, extra: dict[str, int] | None = None, *, now: datetime | None = None
+    ) -> tuple[int, dict[str, int]]:
+        """The dream over every scope, one scope at a time, each read by its own lane through
+        the gate and the dream's lens (receipted); then a report row of counts. Returns the
+        report's id and its counts. `now` is the dream's clock (memory's own by default)."""
+        now = self._now() if now is None else as_utc(now)
+        people = await self._people.list()
+        scopes = [SHARED] + [private_scope(p.person_id) for p in people]
+        totals = DreamCounts()
+        for scope in scopes:
+            ctx = AccessContext.for_scope(scope, Activity.DREAM, "the nightly dream of one scope")
+            async with self._gate.read(ctx, "dream", scope) as read:
+                rows = await read.beliefs("b.scope = ? AND b.superseded_by IS NULL", (scope,))
+                usable = await read.usable(rows)
+                near = self._vectors.near(scope, DEDUPE_SIMILARITY)
+                totals.add(await dream_scope(Lane(read.tx, scope), usable, near, now))
+                ids = [int(r["belief_id"]) for r in usable]
+                read.returned(ids, [scope] * len(ids))
+        report = {
+            "scopes": len(scopes),
+            "deduped": totals.deduped,
+            "reconciled": totals.reconciled,
+            "decayed": totals.decayed,
+            "promoted": totals.promoted,
+        } | dict(extra or {})
+        async with self._store.transaction() as tx:
+            report_id = await tx.execute(
+                "INSERT INTO dream_reports(at, report) VALUES (?, ?)",
+                (now.isoformat(), json.dumps(report, sort_keys=True)),
+            )
+        return report_id, report
+
+    async def reports(self, limit: int = 5) -> list[tuple[int, str, dict[str, int]]]:
+        """The latest dream reports: (id, when, counts). Counts only, no content."""
+        async with self._store.transaction() as tx:
+            rows = await tx.fetchall(
+                "SELECT * FROM dream_reports ORDER BY report_id DESC LIMIT ?", (limit,)
+            )
+        return [
+            (int(r["report_id"]), str(r["at"]), dict(json.loads(r["report"]))) for r in rows
+        ]

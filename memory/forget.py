@@ -9,14 +9,22 @@ no longer hold the words).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
-from memory.beliefs import normalize, tombstone_fingerprint
-from memory.models import SHARED
+from memory.beliefs import lensed, normalize, tombstone_fingerprint
+from memory.errors import InvalidRequest
+from memory.gate import Census, Gate, Lane
+from memory.inbox import purge_chat
+from memory.models import SHARED, AccessContext, Activity, Belief, private_scope
+from memory.people import PeopleBook
 from memory.receipts import keyed_digest
-from memory.store import Tx
+from memory.store import Store, Tx
+from memory.vectors import VectorBook
 
 REDACTED = "[forgotten]"
 
@@ -47,30 +55,31 @@ async def forget_matching(
     and goal of the scope, whether or not the tick has consolidated them yet: forgetting right
     after saying something leaves it nowhere. A tombstone for the words themselves refuses a
     background re-creation of exactly them from older material."""
-    rows = await tx.fetchall(
-        "SELECT belief_id, proposition, norm FROM beliefs WHERE scope = ?"
-        " AND norm LIKE ? ESCAPE '\\' ORDER BY belief_id",
-        (scope, f"%{like_escape(needle)}%"),
+    lane = Lane(tx, scope)
+    rows = await lane.select(
+        "beliefs", "norm LIKE ? ESCAPE '\\'", (f"%{like_escape(needle)}%",),
+        columns="belief_id, proposition, norm", order="belief_id",
     )
     await tx.execute(
         "INSERT OR IGNORE INTO tombstones(fingerprint, at) VALUES (?, ?)",
         (tombstone_fingerprint(secret, scope, needle), now),
     )
     if not rows:
-        await _scrub_lines(tx, scope, {needle}, secret, now)
-        await _scrub_derived(tx, scope, {needle}, secret, now)
+        await _scrub_lines(lane, {needle}, secret, now)
+        await _scrub_derived(lane, {needle}, secret, now)
         await _rebuild_index(tx)
         return []
     ids = [int(r["belief_id"]) for r in rows]
     marks = ", ".join("?" for _ in ids)
-    source_turns = [
+    evidence = [int(r["evidence_id"]) for r in await lane.select(
+        "evidence", f"belief_id IN ({marks})", ids, columns="evidence_id")]
+    source_turns = sorted({
         int(r["turn_id"])
-        for r in await tx.fetchall(
-            "SELECT DISTINCT et.turn_id FROM evidence_turns et JOIN evidence e"
-            f" ON e.evidence_id = et.evidence_id WHERE e.belief_id IN ({marks})",
-            ids,
+        for r in await lane.select(
+            "evidence_turns", f"evidence_id IN ({', '.join('?' for _ in evidence)})",
+            evidence, columns="turn_id",
         )
-    ]
+    }) if evidence else []
     for row in rows:
         await tx.execute(
             "INSERT OR IGNORE INTO tombstones(fingerprint, at) VALUES (?, ?)",
@@ -83,10 +92,9 @@ async def forget_matching(
     await tx.execute(f"DELETE FROM beliefs WHERE belief_id IN ({marks})", ids)
     if source_turns:
         turn_marks = ", ".join("?" for _ in source_turns)
-        sources = await tx.fetchall(
-            f"SELECT turn_id, text FROM turns WHERE scope = ? AND text != ?"
-            f" AND turn_id IN ({turn_marks})",
-            (scope, REDACTED, *source_turns),
+        sources = await lane.select(
+            "turns", f"text != ? AND turn_id IN ({turn_marks})", (REDACTED, *source_turns),
+            columns="turn_id, text",
         )
         await _tombstone_rows(tx, secret, now, "turns",
                               [(int(r["turn_id"]), str(r["text"])) for r in sources])
@@ -95,8 +103,8 @@ async def forget_matching(
             (REDACTED, scope, *source_turns),
         )
     norms = {str(r["norm"]) for r in rows} | {needle}
-    await _scrub_lines(tx, scope, norms, secret, now)
-    await _scrub_derived(tx, scope, norms, secret, now)
+    await _scrub_lines(lane, norms, secret, now)
+    await _scrub_derived(lane, norms, secret, now)
     await _rebuild_index(tx)
     return ids
 
@@ -136,11 +144,10 @@ def _repeats(text: str, norms: set[str], marks: list[frozenset[str]]) -> bool:
     )
 
 
-async def _scrub_lines(tx: Tx, scope: str, norms: set[str], secret: bytes, now: str) -> None:
+async def _scrub_lines(lane: Lane, norms: set[str], secret: bytes, now: str) -> None:
     """Redact every line of the scope that repeats a forgotten proposition, hers included."""
-    rows = await tx.fetchall(
-        "SELECT turn_id, text FROM turns WHERE scope = ? AND text != ?", (scope, REDACTED)
-    )
+    tx = lane.tx
+    rows = await lane.select("turns", "text != ?", (REDACTED,), columns="turn_id, text")
     marks = [_marks(norm) for norm in norms]
     repeating = [
         (int(r["turn_id"]), str(r["text"])) for r in rows
@@ -156,13 +163,12 @@ async def _scrub_lines(tx: Tx, scope: str, norms: set[str], secret: bytes, now: 
         )
 
 
-async def _scrub_derived(tx: Tx, scope: str, norms: set[str], secret: bytes,
-                         now: str) -> None:
+async def _scrub_derived(lane: Lane, norms: set[str], secret: bytes, now: str) -> None:
     """Summaries and goals of the scope that repeat a forgotten proposition go too."""
+    tx, scope = lane.tx, lane.scope
     marks = [_marks(norm) for norm in norms]
     for table, key in (("summaries", "summary_id"), ("goals", "goal_id")):
-        rows = await tx.fetchall(f"SELECT {key} AS id, text FROM {table} WHERE scope = ?",
-                                 (scope,))
+        rows = await lane.select(table, columns=f"{key} AS id, text")
         for row in rows:
             if _repeats(str(row["text"]), norms, marks):
                 await _tombstone_rows(tx, secret, now, table,
@@ -191,33 +197,22 @@ async def _scrub_derived(tx: Tx, scope: str, norms: set[str], secret: bytes,
 async def reapply_tombstones(tx: Tx, secret: bytes, kept: list[tuple[str, str]]) -> list[int]:
     """After a restore: the tombstones the replaced database had (`kept`, fingerprint and
     time) join the restored one's, and whatever a backup made before those forgets still
-    holds is forgotten again: beliefs by their keyed fingerprint, lines, summaries, goals and
-    persona proposals by the keyed fingerprint of the row as it was. Returns belief ids gone."""
+    holds is forgotten again, scope by scope: beliefs by their keyed fingerprint, lines,
+    summaries, goals and persona proposals by the keyed fingerprint of the row as it was.
+    Returns belief ids gone."""
     await tx.executemany(
         "INSERT OR IGNORE INTO tombstones(fingerprint, at) VALUES (?, ?)", kept
     )
     known = {
         str(r["fingerprint"]) for r in await tx.fetchall("SELECT fingerprint FROM tombstones")
     }
-    gone = [
-        int(r["belief_id"])
-        for r in await tx.fetchall("SELECT belief_id, scope, norm FROM beliefs")
-        if tombstone_fingerprint(secret, str(r["scope"]), str(r["norm"])) in known
-    ]
-    for start in range(0, len(gone), 500):
-        chunk = gone[start : start + 500]
-        await tx.execute(
-            f"DELETE FROM beliefs WHERE belief_id IN ({', '.join('?' for _ in chunk)})", chunk
-        )
-    for table, key in (("turns", "turn_id"), ("summaries", "summary_id")):
-        for row in await tx.fetchall(f"SELECT {key} AS id, text FROM {table} WHERE text != ?",
-                                     (REDACTED,)):
-            if row_fingerprint(secret, table, int(row["id"]), str(row["text"])) in known:
-                await tx.execute(f"UPDATE {table} SET text = ? WHERE {key} = ?",
-                                 (REDACTED, row["id"]))
-    for row in await tx.fetchall("SELECT goal_id AS id, text FROM goals"):
-        if row_fingerprint(secret, "goals", int(row["id"]), str(row["text"])) in known:
-            await tx.execute("DELETE FROM goals WHERE goal_id = ?", (row["id"],))
+    census = Census(tx)
+    scopes: set[str] = set()
+    for table in ("beliefs", "turns", "summaries", "goals"):
+        scopes.update(str(r["scope"]) for r in await census.select(table, "DISTINCT scope"))
+    gone: list[int] = []
+    for scope in sorted(scopes):
+        gone += await _reapply_in(Lane(tx, scope), secret, known)
     for row in await tx.fetchall("SELECT proposal_id AS id, text, reason FROM persona_proposals"):
         said = f"{row['text']}\n{row['reason']}"
         if row_fingerprint(secret, "persona_proposals", int(row["id"]), said) in known:
@@ -227,6 +222,30 @@ async def reapply_tombstones(tx: Tx, secret: bytes, kept: list[tuple[str, str]])
                 (REDACTED, REDACTED, row["id"]),
             )
     await _rebuild_index(tx)
+    return gone
+
+
+async def _reapply_in(lane: Lane, secret: bytes, known: set[str]) -> list[int]:
+    tx, scope = lane.tx, lane.scope
+    gone = [
+        int(r["belief_id"])
+        for r in await lane.select("beliefs", columns="belief_id, norm")
+        if tombstone_fingerprint(secret, scope, str(r["norm"])) in known
+    ]
+    for start in range(0, len(gone), 500):
+        chunk = gone[start : start + 500]
+        await tx.execute(
+            f"DELETE FROM beliefs WHERE belief_id IN ({', '.join('?' for _ in chunk)})", chunk
+        )
+    for table, key in (("turns", "turn_id"), ("summaries", "summary_id")):
+        for row in await lane.select(table, "text != ?", (REDACTED,),
+                                     columns=f"{key} AS id, text"):
+            if row_fingerprint(secret, table, int(row["id"]), str(row["text"])) in known:
+                await tx.execute(f"UPDATE {table} SET text = ? WHERE {key} = ?",
+                                 (REDACTED, row["id"]))
+    for row in await lane.select("goals", columns="goal_id AS id, text"):
+        if row_fingerprint(secret, "goals", int(row["id"]), str(row["text"])) in known:
+            await tx.execute("DELETE FROM goals WHERE goal_id = ?", (row["id"],))
     return gone
 
 
@@ -266,14 +285,13 @@ def read_tombstones(db_path: Path) -> list[tuple[str, str]]:
     return rows
 
 
-async def count_mentions(tx: Tx, *, scope: str, needle: str) -> int:
-    """How many lines, summaries and goals of `scope` repeat `needle` (what forgetting it
-    would scrub even when no belief holds it yet). A count of the member's own scope only."""
+async def count_mentions(lane: Lane, needle: str) -> int:
+    """How many lines, summaries and goals of the lane's scope repeat `needle` (what
+    forgetting it would scrub even when no belief holds it yet)."""
     marks = [_marks(needle)]
     found = 0
     for table in ("turns", "summaries", "goals"):
-        rows = await tx.fetchall(f"SELECT text FROM {table} WHERE scope = ? AND text != ?",
-                                 (scope, REDACTED))
+        rows = await lane.select(table, "text != ?", (REDACTED,), columns="text")
         found += sum(1 for r in rows if _repeats(str(r["text"]), {needle}, marks))
     return found
 
@@ -285,10 +303,8 @@ async def _rebuild_index(tx: Tx) -> None:
 
 async def purge_scope(tx: Tx, scope: str) -> list[int]:
     """Remove everything a scope holds: beliefs, evidence, vectors, lines, overrides, grants."""
-    ids = [
-        int(r["belief_id"])
-        for r in await tx.fetchall("SELECT belief_id FROM beliefs WHERE scope = ?", (scope,))
-    ]
+    ids = [int(r["belief_id"]) for r in await Lane(tx, scope).select("beliefs",
+                                                                       columns="belief_id")]
     await tx.execute("DELETE FROM beliefs WHERE scope = ?", (scope,))
     await tx.execute("DELETE FROM turns WHERE scope = ?", (scope,))
     await tx.execute("DELETE FROM sensitivity_overrides WHERE scope = ?", (scope,))
@@ -297,3 +313,87 @@ async def purge_scope(tx: Tx, scope: str) -> list[int]:
     await tx.execute("DELETE FROM goals WHERE scope = ?", (scope,))
     await _rebuild_index(tx)
     return ids
+
+
+class ForgetBook:
+    """`memory.forgetting`: what a member asks to forget, and a member removed."""
+
+    def __init__(self, store: Store, gate: Gate, people: PeopleBook, vectors: VectorBook, *,
+                 secret: bytes, now: Callable[[], datetime]) -> None:
+        self._store = store
+        self._gate = gate
+        self._people = people
+        self._vectors = vectors
+        self._secret = secret
+        self._now = now
+
+    async def _target(self, ctx: AccessContext, text: str, *, shared: bool) -> tuple[str, str]:
+        if ctx.person_id is None or ctx.activity != Activity.MEMBER_INSPECT:
+            raise InvalidRequest("forgetting is a member acting on their own view")
+        needle = normalize(text)
+        if not needle:
+            raise InvalidRequest("say what to forget: the text is empty")
+        person = await self._people.get(ctx.person_id)
+        if shared and not person.is_owner:
+            raise InvalidRequest("only the household's owner can forget shared beliefs")
+        return (SHARED if shared else private_scope(person.person_id)), needle
+
+    async def preview(
+        self, ctx: AccessContext, text: str, *, shared: bool = False
+    ) -> list[Belief]:
+        """What `forget` with the same arguments would remove: the member's own beliefs (or,
+        for the owner with `shared`, shared ones) whose proposition contains `text`."""
+        scope, needle = await self._target(ctx, text, shared=shared)
+        async with self._gate.read(ctx, "forget_preview", text) as read:
+            rows = await read.beliefs("b.scope = ? AND b.norm LIKE ? ESCAPE '\\'",
+                                      (scope, f"%{like_escape(needle)}%"))
+            return await lensed(read, rows, self._now())
+
+    async def mentions(self, ctx: AccessContext, text: str, *, shared: bool = False) -> int:
+        """How many things said in the member's own scope (or, for the owner with `shared`,
+        the shared one) mention `text`: what `forget` scrubs even when no belief holds it yet.
+        A count of the reader's own scope, receipted."""
+        scope, needle = await self._target(ctx, text, shared=shared)
+        async with self._gate.read(ctx, "forget_mentions", text) as read:
+            return await count_mentions(Lane(read.tx, scope), needle)
+
+    async def forget(self, ctx: AccessContext, text: str, *, shared: bool = False) -> int:
+        """Forget this member's beliefs whose proposition contains `text` (the owner may, with
+        `shared`, forget shared ones), and the words wherever the scope holds them. Returns
+        how many beliefs; the text is never stored."""
+        scope, needle = await self._target(ctx, text, shared=shared)
+        async with self._gate.read(ctx, "forget", text) as read:
+            gone = await forget_matching(read.tx, scope=scope, needle=needle,
+                                         secret=self._secret, now=read.now)
+            read.returned(gone, [scope] * len(gone))
+        self._vectors.remove(gone)
+        await self._store.checkpoint()
+        await self.mirror()
+        return len(gone)
+
+    async def remove_person(self, person_id: str) -> int:
+        """Purge a member and everything they own; returns how many beliefs went with them."""
+        person = await self._people.get(person_id)
+        async with self._store.transaction() as tx:
+            gone = await purge_scope(tx, private_scope(person.person_id))
+            if person.telegram_id is not None:  # their DM's chat id is their Telegram id
+                await purge_chat(tx, person.telegram_id)
+            await tx.execute("DELETE FROM affect WHERE key = ?", (f"person:{person.person_id}",))
+            await tx.execute("DELETE FROM people WHERE person_id = ?", (person.person_id,))
+        self._vectors.remove(gone)
+        await self._store.checkpoint()
+        return len(gone)
+
+    async def mirror(self) -> None:
+        """Keep the tombstones beside the database too, so a restore of an older backup
+        re-applies them (`Memory.restore`)."""
+        async with self._store.transaction() as tx:
+            rows = await all_tombstones(tx)
+        await asyncio.to_thread(write_tombstones, self._store.path, rows)
+
+    async def reapply(self, kept: list[tuple[str, str]]) -> None:
+        """After a restore: forget again what the replaced database had forgotten."""
+        async with self._store.transaction() as tx:
+            await reapply_tombstones(tx, self._secret, kept)
+        await self._store.checkpoint()
+        await self.mirror()

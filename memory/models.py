@@ -8,9 +8,12 @@ records the facade returns. Must not: touch the database or decide visibility (t
 from __future__ import annotations
 
 import enum
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from memory.errors import InvalidRequest
 
 SHARED = "shared"
 _PRIVATE_PREFIX = "private:"
@@ -356,3 +359,15 @@ class WriteOutcome(Frozen):
     status: WriteStatus
     belief_id: int | None = None
     reason: str | None = None
+
+
+def as_utc(moment: datetime) -> datetime:
+    """Stored times are UTC ISO strings and compare as text, so every instant becomes UTC."""
+    if moment.tzinfo is None:
+        raise ValueError("a time without a time zone is ambiguous; give it one")
+    return moment.astimezone(UTC)
+
+
+def check_scope(scope: str) -> None:
+    if not is_scope(scope):
+        raise InvalidRequest(f"not a scope: {scope!r} (use 'shared' or 'private:<person id>')")

@@ -1,24 +1,25 @@
-"""Recall: candidates from behind the wall, ranked by one blended score.
+"""Recall: the whole algorithm, from candidates behind the wall to one blended score.
 
-Owns: the per-scope vector matrices, keyword candidates from FTS5, and the ranking weights (all
-of them, here, as named constants). Must not: rank, fetch or count anything outside the reader's
-visible scopes. Semantic candidates come only from the matrices of visible scopes; keyword
-candidates come from a query that embeds the wall's predicate; top-k is taken after both.
+Owns: keyword candidates (FTS5, through the gate), semantic candidates (the vector index, scope
+by scope), the ranking weights (all of them, here, as named constants), the threshold and the
+repetition penalty. Must not: rank, fetch or count anything outside the reader's visible
+scopes. Semantic candidates come only from the matrices of visible scopes; keyword candidates
+come from the gate's walled match; top-k is taken after both, and the read is receipted.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
-import numpy as np
-import numpy.typing as npt
-
-from memory import wall
-from memory.models import AccessContext
+from memory.beliefs import belief_from_row
+from memory.errors import InvalidRequest
+from memory.gate import Gate, Read
+from memory.models import AccessContext, Recalled, as_utc
+from memory.vectors import VectorBook
 
 # --- ranking weights: the one place they live ---------------------------------------------
 SEMANTIC_WEIGHT = 0.70  # share of relevance from embedding similarity (with an embedder)
@@ -122,108 +123,97 @@ def blended(
     )
 
 
-# --- vectors -------------------------------------------------------------------------------
+class RecallBook:
+    """`memory.recall`: the beliefs most relevant to a question, for one reader."""
 
-Matrix = npt.NDArray[np.float32]
+    def __init__(self, gate: Gate, vectors: VectorBook, now: Callable[[], datetime]) -> None:
+        self._gate = gate
+        self._vectors = vectors
+        self._now = now
+
+    async def search(
+        self,
+        ctx: AccessContext,
+        query: str,
+        *,
+        limit: int = DEFAULT_LIMIT,
+        as_of: datetime | None = None,
+    ) -> list[Recalled]:
+        """The beliefs most relevant to `query` that this work may use; [] when none clear the
+        threshold. `as_of` asks what was believed true at that time."""
+        query_terms = terms(query)
+        semantic = await self._vectors.search(ctx, query, CANDIDATES_PER_SOURCE)
+        use_semantic = self._vectors.embedder is not None
+        now = self._now()
+        when = (now if as_of is None else checked_time(as_of)).isoformat()
+        async with self._gate.read(ctx, "recall", query) as read:
+            keyword_ids = await _keyword_candidates(read, query_terms)
+            chosen = candidates(semantic, keyword_ids)
+            if not chosen:
+                return []
+            marks = ", ".join("?" for _ in chosen)
+            rows = await read.beliefs(
+                f"b.belief_id IN ({marks}) AND b.quarantined = 0"
+                " AND (b.valid_from IS NULL OR b.valid_from <= ?)"
+                " AND (b.valid_to IS NULL OR b.valid_to > ?)",
+                (*chosen, when, when),
+            )
+            allowed = await read.usable(rows)
+            recent = await _recently_recalled(read)
+            scored: list[Recalled] = []
+            for row in allowed:
+                belief = belief_from_row(row, now)
+                sim = semantic.get(belief.belief_id, 0.0) if use_semantic else None
+                overlap = keyword_overlap(query_terms, belief.proposition)
+                rel = relevance(sim, overlap)
+                if not clears_threshold(sim, rel):
+                    continue
+                score = blended(
+                    rel,
+                    belief.confidence,
+                    recency(belief.updated_at, now),
+                    float(row["salience"]),
+                    belief.belief_id in recent,
+                )
+                scored.append(Recalled(belief=belief, score=round(score, 4),
+                                       semantic=round(sim or 0.0, 4),
+                                       keyword=round(overlap, 4)))
+            scored.sort(key=lambda r: (-r.score, r.belief.belief_id))
+            top = scored[: max(0, limit)]
+            read.returned([r.belief.belief_id for r in top], [r.belief.scope for r in top])
+        return top
 
 
-@dataclass
-class ScopeVectors:
-    """One scope's vectors in a contiguous, growable matrix; rows [0, size) are live."""
+async def _keyword_candidates(read: Read, query_terms: list[str]) -> list[int]:
+    """Visible beliefs sharing words with the query: those with every word first, then any.
 
-    dim: int
-    ids: npt.NDArray[np.int64] = field(init=False)
-    matrix: Matrix = field(init=False)
-    size: int = 0
-
-    def __post_init__(self) -> None:
-        self.ids = np.zeros(0, dtype=np.int64)
-        self.matrix = np.zeros((0, self.dim), dtype=np.float32)
-
-    def add(self, belief_ids: list[int], vectors: Matrix) -> None:
-        needed = self.size + len(belief_ids)
-        if needed > len(self.ids):
-            capacity = max(needed, 2 * len(self.ids), 64)
-            ids = np.zeros(capacity, dtype=np.int64)
-            matrix = np.zeros((capacity, self.dim), dtype=np.float32)
-            ids[: self.size] = self.ids[: self.size]
-            matrix[: self.size] = self.matrix[: self.size]
-            self.ids, self.matrix = ids, matrix
-        self.ids[self.size : needed] = belief_ids
-        self.matrix[self.size : needed] = vectors
-        self.size = needed
-
-    def remove(self, belief_ids: set[int]) -> None:
-        if not belief_ids or not self.size:
-            return
-        keep = ~np.isin(self.ids[: self.size], np.fromiter(belief_ids, dtype=np.int64))
-        kept = int(keep.sum())
-        self.ids[:kept] = self.ids[: self.size][keep]
-        self.matrix[:kept] = self.matrix[: self.size][keep]
-        self.size = kept
-
-    def search(self, query: Matrix, top: int) -> list[tuple[int, float]]:
-        if not self.size:
-            return []
-        sims = self.matrix[: self.size] @ query
-        picked = np.argpartition(-sims, top)[:top] if self.size > top else np.arange(self.size)
-        return [(int(self.ids[i]), float(sims[i])) for i in picked]
+    Ordered by id, never by FTS5's bm25: its statistics span the whole table, hidden rows
+    included, and must not decide which visible beliefs a reader gets.
+    """
+    if not query_terms:
+        return []
+    found: list[int] = []
+    for match in (fts_query(query_terms, every=True), fts_query(query_terms)):
+        for belief_id in await read.matching(match, CANDIDATES_PER_SOURCE):
+            if belief_id not in found:
+                found.append(belief_id)
+        if len(found) >= CANDIDATES_PER_SOURCE or len(query_terms) == 1:
+            break
+    return found[:CANDIDATES_PER_SOURCE]
 
 
-@dataclass
-class VectorIndex:
-    """Every scope's matrix. Searched only scope by scope, for scopes the wall shows."""
+async def _recently_recalled(read: Read) -> set[int]:
+    """Beliefs this reader's last few recalls returned: the repetition penalty's input."""
+    rows = await read.ledger(
+        "actor = ? AND method = 'recall' AND activity = ?",
+        (read.ctx.actor, read.ctx.activity.value),
+        order="seq DESC", limit=REPETITION_WINDOW,
+    )
+    return {int(i) for r in rows for i in json.loads(r["returned_ids"])}
 
-    dim: int
-    scopes: dict[str, ScopeVectors] = field(default_factory=dict)
-    where: dict[int, str] = field(default_factory=dict)
 
-    def add(self, scope: str, belief_ids: list[int], vectors: Matrix) -> None:
-        if not belief_ids:
-            return
-        self.scopes.setdefault(scope, ScopeVectors(self.dim)).add(belief_ids, vectors)
-        for belief_id in belief_ids:
-            self.where[belief_id] = scope
-
-    def remove(self, belief_ids: Iterable[int]) -> None:
-        by_scope: dict[str, set[int]] = {}
-        for belief_id in belief_ids:
-            scope = self.where.pop(belief_id, None)
-            if scope is not None:
-                by_scope.setdefault(scope, set()).add(belief_id)
-        for scope, ids in by_scope.items():
-            self.scopes[scope].remove(ids)
-
-    def has(self, belief_id: int) -> bool:
-        return belief_id in self.where
-
-    def near_pairs(self, scope: str, belief_ids: Iterable[int], threshold: float) -> list[
-        tuple[int, int]
-    ]:
-        """Pairs among `belief_ids` of one scope whose vectors are at least `threshold` alike."""
-        vectors = self.scopes.get(scope)
-        wanted = set(belief_ids)
-        if vectors is None or len(wanted) < 2:
-            return []
-        rows = [i for i in range(vectors.size) if int(vectors.ids[i]) in wanted]
-        if len(rows) < 2:
-            return []
-        matrix = vectors.matrix[rows]
-        ids = [int(vectors.ids[i]) for i in rows]
-        pairs: list[tuple[int, int]] = []
-        for start in range(0, len(ids), 512):  # blocks keep a big scope's memory flat
-            sims = matrix[start : start + 512] @ matrix.T
-            for bi, j in zip(*np.nonzero(sims >= threshold), strict=True):
-                i = start + int(bi)
-                if i < int(j):
-                    pairs.append((ids[i], ids[int(j)]))
-        return pairs
-
-    def search(self, ctx: AccessContext, query: Matrix, top: int) -> dict[int, float]:
-        """Similarities for the best `top` candidates of each scope this reader may see."""
-        found: dict[int, float] = {}
-        for scope in wall.visible_scopes(ctx):
-            vectors = self.scopes.get(scope)
-            if vectors is not None:
-                found.update(vectors.search(query, top))
-        return found
+def checked_time(moment: datetime) -> datetime:
+    try:
+        return as_utc(moment)
+    except ValueError as error:
+        raise InvalidRequest(str(error)) from None

@@ -11,7 +11,19 @@ already holds a row (the lens re-checks it so it can never allow what the wall d
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+
 from memory.models import SHARED, AccessContext, Activity, private_scope
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """The wall's rule as SQL: `sql` is a boolean true only for rows the reader may see, and
+    `params` are its placeholders' values, in order."""
+
+    sql: str
+    params: tuple[str, ...]
 
 
 def visible_scopes(ctx: AccessContext) -> tuple[str, ...]:
@@ -29,15 +41,32 @@ def is_visible(ctx: AccessContext, scope: str) -> bool:
     return scope in visible_scopes(ctx)
 
 
-def predicate(ctx: AccessContext, column: str = "scope") -> tuple[str, tuple[str, ...]]:
-    """A SQL boolean over `column` that is true only for rows this reader may see.
+def predicate(ctx: AccessContext, column: str = "scope") -> Predicate:
+    """The rule over a scope `column`: true only for rows this reader may see.
 
     `column` is always a literal chosen by memory's own code, never caller input.
     """
-    if not column.replace(".", "").replace("_", "").isalnum():
-        raise ValueError(f"not a column name: {column!r}")
+    _check_column(column)
     scopes = visible_scopes(ctx)
     if not scopes:
-        return "0", ()
+        return Predicate("0", ())
     marks = ", ".join("?" for _ in scopes)
-    return f"{column} IN ({marks})", scopes
+    return Predicate(f"{column} IN ({marks})", scopes)
+
+
+def ledger_predicate(ctx: AccessContext) -> Predicate:
+    """Which receipts a reader may list. The owner's audit lists the whole ledger (metadata:
+    who read, when, how many; never content). Any other reader lists the reads it made itself,
+    and a member looking at their own view also the reads that used their private facts;
+    nothing about anyone else's."""
+    if ctx.activity == Activity.OWNER_AUDIT:
+        return Predicate("1", ())
+    if ctx.activity == Activity.MEMBER_INSPECT and ctx.person_id is not None:
+        mine = json.dumps(private_scope(ctx.person_id))
+        return Predicate("(actor = ? OR instr(scopes, ?) > 0)", (ctx.actor, mine))
+    return Predicate("actor = ?", (ctx.actor,))
+
+
+def _check_column(column: str) -> None:
+    if not column.replace(".", "").replace("_", "").isalnum():
+        raise ValueError(f"not a column name: {column!r}")

@@ -167,12 +167,13 @@ async def gather(memory: Memory, soul: Soul, intent: Intent) -> Gathered:
     ctx = context_for(intent, f"reply to {intent.speaker.name} in {where}")
     people = await memory.people.list()
     names = {p.person_id: p.name for p in people}
-    memories = await memory.recall(ctx, intent.text, limit=RECALL_LIMIT)
-    partner = await memory.about(ctx, intent.speaker.person_id, limit=PARTNER_LIMIT)
-    summary = await memory.summary(ctx, intent.chat_id)
-    goals = await memory.goals(ctx)
+    memories = await memory.recall.search(ctx, intent.text, limit=RECALL_LIMIT)
+    partner = await memory.beliefs.about(ctx, intent.speaker.person_id, limit=PARTNER_LIMIT)
+    summary = await memory.summaries.get(ctx, intent.chat_id)
+    goals = await memory.goals.open(ctx)
     recent = [
-        t for t in await memory.transcript(ctx, chat_id=intent.chat_id, limit=RECENT_TURNS + 1)
+        t for t in await memory.transcript.lines(ctx, chat_id=intent.chat_id,
+                limit=RECENT_TURNS + 1)
         if t.turn_id != intent.turn_id
     ][-RECENT_TURNS:]
     present = tuple(sorted(names.values())) if intent.group else (intent.speaker.name,)

@@ -17,7 +17,7 @@ from typing import Protocol, TypeVar
 from pydantic import BaseModel
 
 from memory import SHARED, AccessContext, Activity, HearthError, Kind, Memory
-from memory.consolidate import (
+from memory.consolidation import (
     BATCH_LINES,
     COMPACT_AFTER_LINES,
     COMPACT_WINDOW,
@@ -112,13 +112,13 @@ async def run_tick(
     by_name = {p.name.lower(): p.person_id for p in people}
     quiet_before = (now - quiet_after).isoformat()
     limit = DRAIN_LIMIT if drain else MAX_BATCHES_PER_SCOPE
-    for scope, pending, newest in await memory.pending_scopes():
+    for scope, pending, newest in await memory.consolidation.pending_scopes():
         quiet = drain or newest <= quiet_before
         waiting = pending
         for _ in range(limit):
             if waiting <= 0 or not (quiet or waiting >= BATCH_LINES):
                 break
-            batch = await memory.next_batch(scope)
+            batch = await memory.consolidation.next_batch(scope)
             if batch is None:
                 break
             items = []
@@ -129,7 +129,7 @@ async def run_tick(
                     )
                 except UnusableAnswer as exc:
                     kind = "shared" if scope == SHARED else "private"
-                    if await memory.note_unusable_batch(batch) < MAX_UNUSABLE_ANSWERS:
+                    if await memory.consolidation.note_unusable(batch) < MAX_UNUSABLE_ANSWERS:
                         log.warning("consolidation of a %s batch failed: %s", kind, exc)
                         report.failed += 1
                         break
@@ -145,7 +145,7 @@ async def run_tick(
                     report.failed += 1
                     break
                 items = assertions_from(batch, extraction, by_name)
-            outcomes = await memory.commit_batch(batch, items)
+            outcomes = await memory.consolidation.commit(batch, items)
             if outcomes is None:  # another tick stored this batch first
                 break
             report.batches += 1
@@ -161,18 +161,18 @@ async def _compact(
 ) -> int:
     """Refresh each due chat's rolling summary from that chat's lines of one scope."""
     written = 0
-    for chat_id, scope, new_lines, through in await memory.chats_to_compact():
+    for chat_id, scope, new_lines, through in await memory.consolidation.chats_to_compact():
         if new_lines < (1 if drain else COMPACT_AFTER_LINES):
             continue
         ctx = AccessContext.for_scope(
             scope, Activity.COMPACTION, "refresh one chat's rolling summary"
         )
-        turns = await memory.transcript(
+        turns = await memory.transcript.lines(
             ctx, chat_id=chat_id, scope=scope, after_turn_id=through, limit=COMPACT_WINDOW
         )
         if not turns:  # everything new is held back by the lens (no compaction grant)
             continue
-        previous = await memory.summary(ctx, chat_id)
+        previous = await memory.summaries.get(ctx, chat_id)
         earlier = previous.text if previous is not None and previous.scope == scope else None
         try:
             text = await model.reply(
@@ -185,7 +185,7 @@ async def _compact(
             log.warning("compaction failed: %s", exc)
             continue
         if text.strip():
-            await memory.write_summary(scope, chat_id, text, turns[-1].turn_id)
+            await memory.summaries.write(scope, chat_id, text, turns[-1].turn_id)
             written += 1
     return written
 
@@ -200,7 +200,7 @@ async def run_dream(memory: Memory, soul: Soul, *, now: datetime) -> DreamReport
                                        now.isoformat())
         recentred += 1
     proposed = await _propose_persona_edits(memory, soul)
-    report_id, counts = await memory.dream_pass(
+    report_id, counts = await memory.dream.run(
         {"affect_recentred": recentred, "persona_proposed": proposed}, now=now
     )
     return DreamReport(report_id, counts)
@@ -210,7 +210,7 @@ async def _propose_persona_edits(memory: Memory, soul: Soul) -> int:
     """Shared, confident preferences about how she should talk become proposals; nothing
     changes until the owner approves one. Only shared beliefs: a persona is heard by all."""
     ctx = AccessContext.for_group(Activity.DREAM, "notice how the household wants her to talk")
-    preferences = await memory.beliefs_in(ctx, SHARED, kind=Kind.PREFERENCE)
+    preferences = await memory.beliefs.in_scope(ctx, SHARED, kind=Kind.PREFERENCE)
     known = {p.text for p in await memory.state.persona_proposals()}
     her = soul.manifest.name.lower()
     made = 0

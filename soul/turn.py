@@ -68,7 +68,7 @@ async def respond(
     update completed in the same transaction that stores the reply; a turn replayed after a
     crash finds the member's line already stored and does not store it, or its goals, twice."""
     scope = chat_scope(group=group, member_id=speaker.person_id)
-    user_turn, fresh = await memory.receive_turn(
+    user_turn, fresh = await memory.transcript.receive(
         chat_id=chat_id, speaker_id=speaker.person_id, role=Role.USER, scope=scope, text=text,
         source_update=delivery.update_id if delivery is not None else None,
     )
@@ -76,7 +76,7 @@ async def respond(
                     turn_id=user_turn)
     if fresh:
         for goal in requested_goals(text):
-            await memory.add_goal(speaker.person_id, goal, scope=scope, provenance="requested",
+            await memory.goals.add(speaker.person_id, goal, scope=scope, provenance="requested",
                                   source_turn_id=user_turn)
         await _feel(memory, soul, intent)
     prompt = await assemble(memory, soul, intent)
@@ -95,12 +95,12 @@ async def respond(
         if delivery is not None:
             await memory.outbox.queue(delivery, answer)
         return Reply(answer, prompt, user_turn, None, fallback)
-    reply_turn = await memory.record_reply(
+    reply_turn = await memory.transcript.record_reply(
         chat_id=chat_id, scope=scope, text=answer, template_version=prompt.template_version,
         tokens=prompt.tokens, belief_ids=prompt.belief_ids, delivery=delivery,
     )
     for goal in promised_goals(answer):
-        await memory.add_goal(speaker.person_id, goal, scope=scope, provenance="promised",
+        await memory.goals.add(speaker.person_id, goal, scope=scope, provenance="promised",
                               source_turn_id=reply_turn)
     if not group:
         await memory.state.retire_bootstrap(speaker.person_id)

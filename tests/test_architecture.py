@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from memory import Memory
+from memory.gate import CONTENT_TABLES
+
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = {
     "memory": {"soul", "bot", "telegram", "openai"},
@@ -93,3 +96,100 @@ def test_every_module_opens_with_a_docstring(package: str) -> None:
         if path.stat().st_size and ast.get_docstring(ast.parse(path.read_text())) is None
     ]
     assert missing == []
+
+
+# --- the gate as a structure ------------------------------------------------------------------
+
+def _sql_texts(tree: ast.AST) -> list[tuple[int, str]]:
+    """Every string literal in a module, with f-strings joined (their holes as `{}`)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(
+                part.value if isinstance(part, ast.Constant) and isinstance(part.value, str)
+                else "{}"
+                for part in node.values
+            )
+            found.append((node.lineno, text))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.append((node.lineno, node.value))
+    return found
+
+
+def _content_selects(source: str) -> list[int]:
+    tables = "|".join(sorted(CONTENT_TABLES, key=len, reverse=True))
+    reads = re.compile(rf"\b(FROM|JOIN)\s+({tables})\b", re.I)
+    return [
+        line for line, text in _sql_texts(ast.parse(source))
+        if re.search(r"\bSELECT\b", text, re.I) and reads.search(text)
+    ]
+
+
+def test_the_content_read_check_catches_a_select_written_beside_the_gate() -> None:
+    planted = (
+        'async def peek(tx, scope):\n'
+        '    await tx.fetchall("SELECT text FROM turns WHERE scope = ?", (scope,))\n'
+        '    await tx.fetchall(f"SELECT {cols} FROM beliefs b WHERE b.scope = ?")\n'
+        '    await tx.fetchall("SELECT o.belief_id FROM contradictions c JOIN beliefs o ON 1")\n'
+        '    await tx.fetchall("SELECT key FROM affect")\n'
+    )
+    assert _content_selects(planted) == [2, 3, 4]  # the affect read is not remembered content
+
+
+def test_no_module_selects_remembered_content_except_the_gate() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in _sources("memory")
+        if path.name != "gate.py"
+        for line in _content_selects(path.read_text())
+    ]
+    assert offenders == []
+
+
+def test_only_the_gate_makes_a_receipted_read() -> None:
+    """A `Read` (the walled, lensed, receipted read) is only ever made by `Gate.read`."""
+    offenders = []
+    for path in _sources("memory"):
+        if path.name == "gate.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id == "Read"):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []
+
+
+BOOKS = {
+    "transcript": ("memory.transcript", "TranscriptBook"),
+    "beliefs": ("memory.beliefs", "BeliefBook"),
+    "recall": ("memory.recall", "RecallBook"),
+    "vectors": ("memory.vectors", "VectorBook"),
+    "goals": ("memory.goals", "GoalBook"),
+    "summaries": ("memory.summaries", "SummaryBook"),
+    "consolidation": ("memory.consolidation", "ConsolidationBook"),
+    "dream": ("memory.dream", "DreamBook"),
+    "forgetting": ("memory.forget", "ForgetBook"),
+    "grants": ("memory.grants", "GrantBook"),
+    "ledger": ("memory.ledger", "LedgerBook"),
+    "export": ("memory.export", "ExportBook"),
+    "people": ("memory.people", "PeopleBook"),
+    "household": ("memory.household", "HouseholdBook"),
+    "state": ("memory.state", "StateBook"),
+    "inbox": ("memory.inbox", "Inbox"),
+    "outbox": ("memory.inbox", "Outbox"),
+}
+
+
+async def test_each_concept_is_a_book_from_the_module_named_after_it(tmp_path: Path) -> None:
+    memory = await Memory.open(tmp_path / "hearth.db", create=True)
+    try:
+        for attribute, (module, name) in BOOKS.items():
+            book = getattr(memory, attribute)
+            assert (type(book).__module__, type(book).__name__) == (module, name), attribute
+    finally:
+        await memory.close()
+
+
+def test_what_remains_of_memory_is_a_small_object() -> None:
+    lines = (ROOT / "memory" / "facade.py").read_text().count("\n")
+    assert lines < 300

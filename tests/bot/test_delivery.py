@@ -110,7 +110,7 @@ async def bob_lines(memory: Memory) -> list[str]:
     bob = await memory.people.by_telegram_id(BOB)
     assert bob is not None
     ctx = AccessContext.for_member(bob.person_id, Activity.MEMBER_INSPECT, "test")
-    return [t.text for t in await memory.transcript(ctx) if t.role == Role.USER]
+    return [t.text for t in await memory.transcript.lines(ctx) if t.role == Role.USER]
 
 
 async def until(check: Any, timeout: float = 10.0) -> None:  # noqa: ASYNC109

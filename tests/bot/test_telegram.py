@@ -107,7 +107,7 @@ class Bot:
 
     async def remember(self, telegram_id: int, text: str, *, shared: bool = False) -> None:
         person = await self.person(telegram_id)
-        outcome = await self.memory.remember(person.person_id, text, shared=shared)
+        outcome = await self.memory.beliefs.remember(person.person_id, text, shared=shared)
         assert outcome.status == "created"
 
 
@@ -277,13 +277,13 @@ async def test_a_members_message_is_answered_and_kept_in_their_private_scope(bot
 
     bob = await bot.person(BOB)
     ctx = AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "a test read")
-    lines = await bot.memory.transcript(ctx, chat_id=f"dm:{BOB}")
+    lines = await bot.memory.transcript.lines(ctx, chat_id=f"dm:{BOB}")
     assert [t.text for t in lines] == ["I planted tulips by the gate today",
                                       "Lovely to hear from you."]
     assert {t.scope for t in lines} == {private_scope(bob.person_id)}
     alice = await bot.person(ALICE)
     other = AccessContext.for_member(alice.person_id, Activity.DM_CONVERSATION, "a test read")
-    assert await bot.memory.transcript(other) == []
+    assert await bot.memory.transcript.lines(other) == []
 
 
 async def test_when_the_model_fails_the_member_gets_the_fallback_and_their_line_is_kept(
@@ -405,7 +405,7 @@ async def test_the_group_is_served_only_after_the_owner_enables_it(bot: Bot) -> 
     assert call.text == "Lovely to hear from you." and "reply_parameters" in call.params
     bob = await bot.person(BOB)
     ctx = AccessContext.for_group(Activity.GROUP_CONVERSATION, "a test read")
-    lines = await bot.memory.transcript(ctx, chat_id=f"group:{GROUP}")
+    lines = await bot.memory.transcript.lines(ctx, chat_id=f"group:{GROUP}")
     assert [t.scope for t in lines] == ["shared", "shared"]
     assert lines[0].speaker_id == bob.person_id
 
@@ -503,7 +503,8 @@ async def test_forget_shows_what_will_go_and_forgets_on_confirmation_without_rep
     assert edit.text == texts.forgotten(1) and "chocolate" not in edit.text
     bob = await bot.person(BOB)
     ctx = AccessContext.for_member(bob.person_id, Activity.MEMBER_INSPECT, "a test read")
-    assert [b.proposition for b in await bot.memory.inspect(ctx)] == ["Bob likes long walks"]
+    seen = await bot.memory.beliefs.inspect(ctx)
+    assert [b.proposition for b in seen] == ["Bob likes long walks"]
 
     await bot.send(bot.people.press(BOB, keep_token, name="Bob"))
     assert callback_answers(bot)[-1] == texts.BUTTON_INVALID
@@ -552,11 +553,11 @@ async def test_forget_before_the_tick_leaves_the_words_nowhere_in_the_database(
 
     bob = await bot.person(BOB)
     ctx = AccessContext.for_member(bob.person_id, Activity.MEMBER_INSPECT, "a test read")
-    assert not any("oslo" in t.text.lower() for t in await bot.memory.transcript(ctx))
-    assert not any("oslo" in g.text.lower() for g in await bot.memory.goals(ctx))
+    assert not any("oslo" in t.text.lower() for t in await bot.memory.transcript.lines(ctx))
+    assert not any("oslo" in g.text.lower() for g in await bot.memory.goals.open(ctx))
     alice = await bot.person(ALICE)
     actx = AccessContext.for_member(alice.person_id, Activity.MEMBER_INSPECT, "a test read")
-    assert any("Oslo" in t.text for t in await bot.memory.transcript(actx))  # hers stays
+    assert any("Oslo" in t.text for t in await bot.memory.transcript.lines(actx))  # hers stays
     await bot.memory.checkpoint()
     assert raw_bytes(bot.db).count(b"Oslo") == 1  # only Alice's line is left
 
@@ -597,7 +598,7 @@ async def test_grant_with_bad_arguments_answers_with_the_usage_line(
 ) -> None:
     await bot.say(BOB, command, name="Bob")
     assert bot.to(BOB) == [texts.GRANT_USAGE]
-    assert await bot.memory.grants() == []
+    assert await bot.memory.grants.list() == []
 
 
 async def test_a_grant_that_cannot_be_made_says_why_and_how(bot: Bot) -> None:
@@ -606,7 +607,7 @@ async def test_a_grant_that_cannot_be_made_says_why_and_how(bot: Bot) -> None:
     await bot.say(BOB, "/grant sometimes health", name="Bob")
     for answer in bot.to(BOB):
         assert answer.startswith("I couldn't do that:") and texts.GRANT_USAGE in answer
-    assert await bot.memory.grants() == []
+    assert await bot.memory.grants.list() == []
 
 
 async def test_grant_grants_and_revoke_work_over_the_members_own_facts(bot: Bot) -> None:
@@ -621,20 +622,20 @@ async def test_grant_grants_and_revoke_work_over_the_members_own_facts(bot: Bot)
     await bot.say(BOB, "/grant all all", name="Bob")
     assert bot.to(BOB)[-1].count("Done:") == 8 and "credentials" not in bot.to(BOB)[-1]
     bob = await bot.person(BOB)
-    assert {g.grantor_id for g in await bot.memory.grants()} == {bob.person_id}
+    assert {g.grantor_id for g in await bot.memory.grants.list()} == {bob.person_id}
 
 
 async def test_the_owners_group_grant_says_it_is_over_the_households_notes(bot: Bot) -> None:
     await bot.say(OWNER, "/grant group_conversation health", name="Olivia")
     assert bot.to(OWNER)[-1].startswith("Done: I may use the household's health notes")
-    (made,) = await bot.memory.grants()
+    (made,) = await bot.memory.grants.list()
     assert made.scope == "shared"
 
 
 async def test_the_owner_grants_over_shared_facts(bot: Bot) -> None:
     await bot.say(OWNER, "/grant shared group_conversation finance", name="Olivia")
     assert "the household's finance notes" in bot.to(OWNER)[-1]
-    (made,) = await bot.memory.grants()
+    (made,) = await bot.memory.grants.list()
     assert made.scope == "shared"
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory.consolidate import BATCH_LINES
+from memory.consolidation import BATCH_LINES
 from tests.support.extractor import is_compaction, is_consolidation, numbered_lines
 from tests.support.model_server import ModelServer, ResponsePlan, Switch, household_responder
 from tests.support.telegram_emulator import Emulator, EmulatorClient, TgChat, TgUser

@@ -360,7 +360,7 @@ async def test_fifty_malformed_or_unusual_updates_never_crash_the_bot_and_store_
         for name in ("Ana", "Ben", "Olga"):
             ctx = AccessContext.for_member(people[name].person_id, Activity.MEMBER_INSPECT,
                                            "e2e check")
-            lines += await memory.transcript(ctx, limit=100_000)
+            lines += await memory.transcript.lines(ctx, limit=100_000)
     finally:
         await memory.close()
     said = {t.turn_id: t.text for t in lines if t.role == Role.USER}

@@ -111,7 +111,7 @@ async def kept_user_lines(launcher: Launcher, members: Sequence[Member]) -> Coun
         for member in members:
             ctx = AccessContext.for_member(people[member.name].person_id,
                                            Activity.MEMBER_INSPECT, "e2e check")
-            for turn in await memory.transcript(ctx, limit=100_000):
+            for turn in await memory.transcript.lines(ctx, limit=100_000):
                 seen[turn.turn_id] = turn
         return Counter(t.text for t in seen.values() if t.role == Role.USER)
     finally:

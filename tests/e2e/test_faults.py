@@ -59,7 +59,7 @@ async def kept_lines(hearth: Launcher, name: str) -> list[Turn]:
     try:
         person = next(p for p in await memory.people.list() if p.name == name)
         ctx = AccessContext.for_member(person.person_id, Activity.MEMBER_INSPECT, "e2e check")
-        return await memory.transcript(ctx, limit=100_000)
+        return await memory.transcript.lines(ctx, limit=100_000)
     finally:
         await memory.close()
 
@@ -70,7 +70,7 @@ async def beliefs_of(hearth: Launcher, name: str) -> list[tuple[str, int]]:
     try:
         person = next(p for p in await memory.people.list() if p.name == name)
         ctx = AccessContext.for_member(person.person_id, Activity.MEMBER_INSPECT, "e2e check")
-        return [(b.proposition, b.evidence_count) for b in await memory.inspect(ctx)]
+        return [(b.proposition, b.evidence_count) for b in await memory.beliefs.inspect(ctx)]
     finally:
         await memory.close()
 

@@ -281,8 +281,8 @@ async def test_forget_makes_a_fact_unrecallable_and_leaves_no_trace_of_its_words
     try:
         ana = next(p for p in await memory.people.list() if p.name == ANA.name)
         ctx = AccessContext.for_member(ana.person_id, Activity.MEMBER_INSPECT, "e2e check")
-        kept = [b.proposition for b in await memory.inspect(ctx)]
-        lines = [t.text for t in await memory.transcript(ctx, limit=10_000)]
+        kept = [b.proposition for b in await memory.beliefs.inspect(ctx)]
+        lines = [t.text for t in await memory.transcript.lines(ctx, limit=10_000)]
     finally:
         await memory.close()
     assert any("rooibos" in p for p in kept) and not any("Zephyrine" in p for p in kept)

@@ -61,12 +61,12 @@ class Home:
         return private_scope(person.person_id)
 
     async def belief(self, person: Person, belief_id: int) -> Belief:
-        explanation = await self.memory.explain(self.dm(person), belief_id)
+        explanation = await self.memory.beliefs.explain(self.dm(person), belief_id)
         assert explanation is not None
         return explanation.belief
 
     async def say(self, *items: Assertion) -> list[WriteOutcome]:
-        return await self.memory.assert_beliefs(list(items))
+        return await self.memory.beliefs.assert_all(list(items))
 
 
 @pytest.fixture
@@ -112,7 +112,7 @@ async def test_case_spacing_and_trailing_punctuation_variants_are_one_belief(
         "Bob likes green tea?!",
         '"Bob likes green tea"',
     ]
-    outcomes = await home.memory.assert_beliefs(
+    outcomes = await home.memory.beliefs.assert_all(
         [told(text, scope, f"statement:{i}") for i, text in enumerate(variants)]
     )
     assert [o.status for o in outcomes] == ["created"] + ["reinforced"] * (len(variants) - 1)
@@ -122,7 +122,7 @@ async def test_case_spacing_and_trailing_punctuation_variants_are_one_belief(
     belief = await home.belief(home.bob, belief_id)
     assert belief.evidence_count == len(variants)
     assert belief.proposition == "Bob likes green tea"  # the first writer's wording is kept
-    inspected = await home.memory.inspect(home.dm(home.bob, Activity.MEMBER_INSPECT))
+    inspected = await home.memory.beliefs.inspect(home.dm(home.bob, Activity.MEMBER_INSPECT))
     assert [b.belief_id for b in inspected] == [belief_id]
 
 
@@ -136,7 +136,7 @@ async def test_the_same_proposition_in_two_private_scopes_is_two_beliefs(home: H
 
 async def test_words_that_differ_inside_the_sentence_are_different_beliefs(home: Home) -> None:
     scope = home.mine(home.bob)
-    first, second = await home.memory.assert_beliefs(
+    first, second = await home.memory.beliefs.assert_all(
         [told("Bob likes green tea", scope, "s:1"), told("Bob likes greentea", scope, "s:2")]
     )
     assert first.status == second.status == "created"
@@ -162,7 +162,7 @@ async def test_confidence_starts_at_even_odds_and_moves_by_reliability_times_wei
 
 async def test_being_told_counts_for_more_than_an_extraction(home: Home) -> None:
     scope = home.mine(home.bob)
-    told_outcome, extracted_outcome = await home.memory.assert_beliefs([
+    told_outcome, extracted_outcome = await home.memory.beliefs.assert_all([
         told("Bob plays the trumpet", scope, "statement:1"),
         extracted("Bob plays the violin", scope, "turns:1"),
     ])
@@ -178,7 +178,7 @@ async def test_confidence_is_clamped_at_six_log_odds_and_never_reaches_certainty
     home: Home,
 ) -> None:
     scope = home.mine(home.bob)
-    outcomes = await home.memory.assert_beliefs(
+    outcomes = await home.memory.beliefs.assert_all(
         [told("Bob is a night owl", scope, f"statement:{i}") for i in range(20)]
     )
     belief_id = outcomes[0].belief_id
@@ -188,7 +188,7 @@ async def test_confidence_is_clamped_at_six_log_odds_and_never_reaches_certainty
     assert belief.confidence == sigmoid(6.0)
     assert belief.confidence < 1.0
     # and as far the other way: many denials stop at -6
-    await home.memory.assert_beliefs(
+    await home.memory.beliefs.assert_all(
         [told("Bob is a night owl", scope, f"denial:{i}", sign=-1) for i in range(40)]
     )
     belief = await home.belief(home.bob, belief_id)
@@ -216,7 +216,7 @@ async def test_negative_evidence_for_an_unknown_proposition_creates_nothing(
     )
     assert outcome.status == "dropped"
     assert outcome.belief_id is None
-    assert await home.memory.inspect(home.dm(home.bob, Activity.MEMBER_INSPECT)) == []
+    assert await home.memory.beliefs.inspect(home.dm(home.bob, Activity.MEMBER_INSPECT)) == []
 
 
 async def test_a_replayed_evidence_row_is_dropped(home: Home) -> None:
@@ -246,7 +246,7 @@ async def test_an_explicit_older_version_is_dropped(home: Home) -> None:
         assert late.belief_id == first.belief_id
     (newer,) = await home.say(told("Bob walks the dog", scope, "s:2", version=6))
     assert newer.status == "reinforced"
-    explanation = await home.memory.explain(home.dm(home.bob), first.belief_id)
+    explanation = await home.memory.beliefs.explain(home.dm(home.bob), first.belief_id)
     assert explanation is not None
     assert [e.version for e in explanation.evidence] == [5, 6]
     assert explanation.belief.confidence > before.confidence
@@ -258,8 +258,8 @@ async def test_a_dropped_first_assertion_leaves_no_belief_behind(home: Home) -> 
     scope = home.mine(home.bob)
     (outcome,) = await home.say(told("Bob collects stamps", scope, "s:1", version=0))
     assert outcome.status == "dropped"
-    assert await home.memory.inspect(home.dm(home.bob, Activity.MEMBER_INSPECT)) == []
-    assert await home.memory.recall(home.dm(home.bob), "Bob collects stamps") == []
+    assert await home.memory.beliefs.inspect(home.dm(home.bob, Activity.MEMBER_INSPECT)) == []
+    assert await home.memory.recall.search(home.dm(home.bob), "Bob collects stamps") == []
 
 
 # --- quarantine ----------------------------------------------------------------------------
@@ -267,7 +267,7 @@ async def test_a_dropped_first_assertion_leaves_no_belief_behind(home: Home) -> 
 
 async def test_a_single_weak_source_is_quarantined_and_not_recalled(home: Home) -> None:
     scope = home.mine(home.bob)
-    weak, weaker = await home.memory.assert_beliefs([
+    weak, weaker = await home.memory.beliefs.assert_all([
         extracted("Bob is learning Portuguese", scope, "turns:1", weight=0.8),
         Assertion(proposition="Bob is saving for a motorbike", scope=scope,
                   provenance=Provenance.INFERRED, source="dream:1"),
@@ -277,8 +277,8 @@ async def test_a_single_weak_source_is_quarantined_and_not_recalled(home: Home) 
         belief = await home.belief(home.bob, outcome.belief_id)
         assert belief.status == BeliefStatus.QUARANTINED
     ctx = home.dm(home.bob)
-    assert await home.memory.recall(ctx, "Bob is learning Portuguese") == []
-    assert await home.memory.recall(ctx, "Bob is saving for a motorbike") == []
+    assert await home.memory.recall.search(ctx, "Bob is learning Portuguese") == []
+    assert await home.memory.recall.search(ctx, "Bob is saving for a motorbike") == []
 
 
 async def test_a_second_distinct_source_ends_quarantine(home: Home) -> None:
@@ -297,7 +297,7 @@ async def test_a_second_distinct_source_ends_quarantine(home: Home) -> None:
     )
     assert second.status == "reinforced"
     assert (await home.belief(home.bob, first.belief_id)).status == BeliefStatus.ACTIVE
-    found = await home.memory.recall(home.dm(home.bob), "Bob is learning Portuguese")
+    found = await home.memory.recall.search(home.dm(home.bob), "Bob is learning Portuguese")
     assert [r.belief.belief_id for r in found] == [first.belief_id]
 
 
@@ -311,7 +311,7 @@ async def test_a_first_hand_extraction_from_a_members_own_words_is_not_quarantin
 
 
 async def test_a_member_telling_her_directly_is_not_quarantined(home: Home) -> None:
-    outcome = await home.memory.remember(home.bob.person_id, "Bob is learning Portuguese")
+    outcome = await home.memory.beliefs.remember(home.bob.person_id, "Bob is learning Portuguese")
     assert outcome.belief_id is not None
     assert (await home.belief(home.bob, outcome.belief_id)).status == BeliefStatus.ACTIVE
 
@@ -320,7 +320,7 @@ async def test_a_member_telling_her_directly_is_not_quarantined(home: Home) -> N
 
 
 async def test_kind_and_subject_are_kept(home: Home) -> None:
-    outcome = await home.memory.remember(
+    outcome = await home.memory.beliefs.remember(
         home.bob.person_id, "Alice prefers jasmine tea", kind=Kind.PREFERENCE,
         subject_id=home.alice.person_id,
     )
@@ -330,7 +330,7 @@ async def test_kind_and_subject_are_kept(home: Home) -> None:
     assert belief.subject_id == home.alice.person_id
     assert belief.scope == home.mine(home.bob)
     # About Alice is not Alice's: it never reaches her view.
-    assert await home.memory.inspect(home.dm(home.alice, Activity.MEMBER_INSPECT)) == []
+    assert await home.memory.beliefs.inspect(home.dm(home.alice, Activity.MEMBER_INSPECT)) == []
     (goal,) = await home.say(told("Run a marathon", home.mine(home.bob), "s:9",
                                            kind=Kind.GOAL))
     assert (await home.belief(home.bob, int(goal.belief_id or 0))).kind == Kind.GOAL
@@ -341,24 +341,24 @@ async def test_kind_and_subject_are_kept(home: Home) -> None:
 
 async def _job_change(home: Home) -> tuple[int, int, datetime]:
     m = home.memory
-    old = await m.remember(home.bob.person_id, "Bob works at the bakery")
+    old = await m.beliefs.remember(home.bob.person_id, "Bob works at the bakery")
     changed_at = home.clock.advance(days=30)
-    new = await m.remember(home.bob.person_id, "Bob works at the library")
+    new = await m.beliefs.remember(home.bob.person_id, "Bob works at the library")
     assert old.belief_id is not None and new.belief_id is not None
-    assert await m.supersede(home.dm(home.bob), old.belief_id, new.belief_id)
+    assert await m.beliefs.supersede(home.dm(home.bob), old.belief_id, new.belief_id)
     home.clock.advance(days=5)
     return old.belief_id, new.belief_id, changed_at
 
 
 async def test_supersede_keeps_the_old_belief_marked_superseded(home: Home) -> None:
     old, new, changed_at = await _job_change(home)
-    explanation = await home.memory.explain(home.dm(home.bob), old)
+    explanation = await home.memory.beliefs.explain(home.dm(home.bob), old)
     assert explanation is not None
     assert explanation.belief.status == BeliefStatus.SUPERSEDED
     assert explanation.superseded_by == new
     assert explanation.belief.valid_from == T0.isoformat()
     assert explanation.belief.valid_to == changed_at.isoformat()
-    inspected = await home.memory.inspect(home.dm(home.bob, Activity.MEMBER_INSPECT))
+    inspected = await home.memory.beliefs.inspect(home.dm(home.bob, Activity.MEMBER_INSPECT))
     assert {b.belief_id: b.status for b in inspected} == {
         old: BeliefStatus.SUPERSEDED,
         new: BeliefStatus.ACTIVE,
@@ -371,7 +371,8 @@ async def test_recall_as_of_answers_what_was_true_then(home: Home) -> None:
     query = "where does Bob work: bakery or library"
 
     async def ids(as_of: datetime | None) -> list[int]:
-        return [r.belief.belief_id for r in await home.memory.recall(ctx, query, as_of=as_of)]
+        return [r.belief.belief_id for r in await home.memory.recall.search(ctx, query,
+                as_of=as_of)]
 
     assert await ids(None) == [new]
     assert await ids(T0 + timedelta(days=10)) == [old]
@@ -385,23 +386,24 @@ async def test_recall_as_of_is_the_same_instant_in_any_time_zone(home: Home) -> 
     ctx = home.dm(home.bob)
     query = "where does Bob work: bakery or library"
     an_hour_before = changed_at - timedelta(hours=1)
-    in_utc = await home.memory.recall(ctx, query, as_of=an_hour_before)
+    in_utc = await home.memory.recall.search(ctx, query, as_of=an_hour_before)
     assert [r.belief.belief_id for r in in_utc] == [old]
     plus_five = timezone(timedelta(hours=5))
-    elsewhere = await home.memory.recall(ctx, query, as_of=an_hour_before.astimezone(plus_five))
+    elsewhere = await home.memory.recall.search(ctx, query,
+            as_of=an_hour_before.astimezone(plus_five))
     assert [r.belief.belief_id for r in elsewhere] == [old]
 
 
 async def test_supersede_needs_two_visible_beliefs_of_one_scope(home: Home) -> None:
     m = home.memory
-    mine = await m.remember(home.bob.person_id, "Bob's bike is red")
-    shared = await m.remember(home.owner.person_id, "The bike shed is locked", shared=True)
-    alices = await m.remember(home.alice.person_id, "Alice's bike is blue")
+    mine = await m.beliefs.remember(home.bob.person_id, "Bob's bike is red")
+    shared = await m.beliefs.remember(home.owner.person_id, "The bike shed is locked", shared=True)
+    alices = await m.beliefs.remember(home.alice.person_id, "Alice's bike is blue")
     assert mine.belief_id and shared.belief_id and alices.belief_id
     ctx = home.dm(home.bob)
-    assert not await m.supersede(ctx, mine.belief_id, mine.belief_id)
-    assert not await m.supersede(ctx, mine.belief_id, shared.belief_id)
-    assert not await m.supersede(ctx, mine.belief_id, alices.belief_id)
+    assert not await m.beliefs.supersede(ctx, mine.belief_id, mine.belief_id)
+    assert not await m.beliefs.supersede(ctx, mine.belief_id, shared.belief_id)
+    assert not await m.beliefs.supersede(ctx, mine.belief_id, alices.belief_id)
     assert (await home.belief(home.bob, mine.belief_id)).status == BeliefStatus.ACTIVE
 
 
@@ -410,19 +412,19 @@ async def test_supersede_needs_two_visible_beliefs_of_one_scope(home: Home) -> N
 
 async def test_a_contradiction_makes_the_weaker_belief_read_contradicted(home: Home) -> None:
     scope = home.mine(home.bob)
-    strong, _, weak = await home.memory.assert_beliefs([
+    strong, _, weak = await home.memory.beliefs.assert_all([
         told("Bob's car is blue", scope, "s:1"),
         told("Bob's car is blue", scope, "s:2"),
         told("Bob's car is red", scope, "s:3"),
     ])
     assert strong.belief_id is not None and weak.belief_id is not None
     ctx = home.dm(home.bob)
-    assert await home.memory.link_contradiction(ctx, weak.belief_id, strong.belief_id)
+    assert await home.memory.beliefs.link_contradiction(ctx, weak.belief_id, strong.belief_id)
     assert (await home.belief(home.bob, weak.belief_id)).status == BeliefStatus.CONTRADICTED
     assert (await home.belief(home.bob, strong.belief_id)).status == BeliefStatus.ACTIVE
-    explanation = await home.memory.explain(ctx, weak.belief_id)
+    explanation = await home.memory.beliefs.explain(ctx, weak.belief_id)
     assert explanation is not None and explanation.contradicts == (strong.belief_id,)
-    pairs = await home.memory.conflicts(ctx)
+    pairs = await home.memory.beliefs.conflicts(ctx)
     assert [(a.belief_id, b.belief_id) for a, b in pairs] == [
         (strong.belief_id, weak.belief_id)
     ]
@@ -430,17 +432,17 @@ async def test_a_contradiction_makes_the_weaker_belief_read_contradicted(home: H
 
 async def test_contradictions_link_only_within_one_visible_scope(home: Home) -> None:
     m = home.memory
-    mine = await m.remember(home.bob.person_id, "The car is blue")
-    shared = await m.remember(home.owner.person_id, "The car is red", shared=True)
-    alices = await m.remember(home.alice.person_id, "The car is green")
+    mine = await m.beliefs.remember(home.bob.person_id, "The car is blue")
+    shared = await m.beliefs.remember(home.owner.person_id, "The car is red", shared=True)
+    alices = await m.beliefs.remember(home.alice.person_id, "The car is green")
     assert mine.belief_id and shared.belief_id and alices.belief_id
     bob = home.dm(home.bob)
-    assert not await m.link_contradiction(bob, mine.belief_id, shared.belief_id)
-    assert not await m.link_contradiction(bob, mine.belief_id, alices.belief_id)
-    assert not await m.link_contradiction(bob, mine.belief_id, mine.belief_id)
+    assert not await m.beliefs.link_contradiction(bob, mine.belief_id, shared.belief_id)
+    assert not await m.beliefs.link_contradiction(bob, mine.belief_id, alices.belief_id)
+    assert not await m.beliefs.link_contradiction(bob, mine.belief_id, mine.belief_id)
     for belief_id in (mine.belief_id, shared.belief_id):
         assert (await home.belief(home.bob, belief_id)).status == BeliefStatus.ACTIVE
-    assert await m.conflicts(bob) == []
+    assert await m.beliefs.conflicts(bob) == []
 
 
 # --- staleness -----------------------------------------------------------------------------
@@ -448,7 +450,7 @@ async def test_contradictions_link_only_within_one_visible_scope(home: Home) -> 
 
 async def test_a_belief_not_reinforced_for_200_days_reads_stale(home: Home) -> None:
     m = home.memory
-    outcome = await m.remember(home.bob.person_id, "Bob's dentist is Dr Hale")
+    outcome = await m.beliefs.remember(home.bob.person_id, "Bob's dentist is Dr Hale")
     assert outcome.belief_id is not None
     home.clock.advance(days=100)
     assert (await home.belief(home.bob, outcome.belief_id)).status == BeliefStatus.ACTIVE
@@ -477,53 +479,60 @@ async def test_an_override_to_ordinary_makes_a_health_belief_usable_proactively(
     home: Home,
 ) -> None:
     m = home.memory
-    outcome = await m.remember(home.bob.person_id, "Bob takes insulin for his diabetes")
+    outcome = await m.beliefs.remember(home.bob.person_id, "Bob takes insulin for his diabetes")
     assert outcome.belief_id is not None
     assert (await home.belief(home.bob, outcome.belief_id)).sensitivity == Sensitivity.HEALTH
     proactive = home.dm(home.bob, Activity.PROACTIVE)
     query = "insulin diabetes"
-    assert await m.recall(proactive, query) == []
-    assert await m.set_sensitivity(home.dm(home.bob), outcome.belief_id, Sensitivity.ORDINARY)
-    found = await m.recall(proactive, query)
+    assert await m.recall.search(proactive, query) == []
+    assert await m.beliefs.set_sensitivity(home.dm(home.bob), outcome.belief_id,
+            Sensitivity.ORDINARY)
+    found = await m.recall.search(proactive, query)
     assert [r.belief.belief_id for r in found] == [outcome.belief_id]
     assert found[0].belief.sensitivity == Sensitivity.ORDINARY
-    assert await m.grants() == []  # no grant was needed
+    assert await m.grants.list() == []  # no grant was needed
 
 
 async def test_an_override_to_health_suppresses_an_ordinary_belief_proactively(
     home: Home,
 ) -> None:
     m = home.memory
-    outcome = await m.remember(home.bob.person_id, "Bob's favourite tea is lapsang souchong")
+    outcome = await m.beliefs.remember(home.bob.person_id,
+            "Bob's favourite tea is lapsang souchong")
     assert outcome.belief_id is not None
     proactive = home.dm(home.bob, Activity.PROACTIVE)
     query = "favourite tea lapsang souchong"
-    assert [r.belief.belief_id for r in await m.recall(proactive, query)] == [outcome.belief_id]
-    assert await m.set_sensitivity(home.dm(home.bob), outcome.belief_id, Sensitivity.HEALTH)
-    assert await m.recall(proactive, query) == []
+    assert [r.belief.belief_id for r in await m.recall.search(proactive,
+            query)] == [outcome.belief_id]
+    assert await m.beliefs.set_sensitivity(home.dm(home.bob), outcome.belief_id,
+            Sensitivity.HEALTH)
+    assert await m.recall.search(proactive, query) == []
     # the member's own conversation still has it
-    dm = await m.recall(home.dm(home.bob), query)
+    dm = await m.recall.search(home.dm(home.bob), query)
     assert [r.belief.belief_id for r in dm] == [outcome.belief_id]
     assert dm[0].belief.sensitivity == Sensitivity.HEALTH
 
 
 async def test_a_member_cannot_override_another_members_belief(home: Home) -> None:
     m = home.memory
-    bobs = await m.remember(home.bob.person_id, "Bob takes insulin for his diabetes")
-    shared = await m.remember(home.owner.person_id, "Grandma takes warfarin", shared=True)
+    bobs = await m.beliefs.remember(home.bob.person_id, "Bob takes insulin for his diabetes")
+    shared = await m.beliefs.remember(home.owner.person_id, "Grandma takes warfarin", shared=True)
     assert bobs.belief_id is not None and shared.belief_id is not None
     for ctx in (home.dm(home.alice), home.dm(home.owner)):
-        assert not await m.set_sensitivity(ctx, bobs.belief_id, Sensitivity.ORDINARY)
+        assert not await m.beliefs.set_sensitivity(ctx, bobs.belief_id, Sensitivity.ORDINARY)
     assert (await home.belief(home.bob, bobs.belief_id)).sensitivity == Sensitivity.HEALTH
     # a shared belief is the owner's to reclassify, not any member's
-    assert not await m.set_sensitivity(home.dm(home.bob), shared.belief_id, Sensitivity.ORDINARY)
+    assert not await m.beliefs.set_sensitivity(home.dm(home.bob), shared.belief_id,
+            Sensitivity.ORDINARY)
     assert (await home.belief(home.bob, shared.belief_id)).sensitivity == Sensitivity.HEALTH
-    assert await m.set_sensitivity(home.dm(home.owner), shared.belief_id, Sensitivity.ORDINARY)
+    assert await m.beliefs.set_sensitivity(home.dm(home.owner), shared.belief_id,
+            Sensitivity.ORDINARY)
     assert (await home.belief(home.bob, shared.belief_id)).sensitivity == Sensitivity.ORDINARY
 
 
 async def test_an_override_of_a_missing_belief_returns_false(home: Home) -> None:
-    assert not await home.memory.set_sensitivity(home.dm(home.bob), 999, Sensitivity.HEALTH)
+    assert not await home.memory.beliefs.set_sensitivity(home.dm(home.bob), 999,
+            Sensitivity.HEALTH)
 
 
 # --- the secret gate -----------------------------------------------------------------------
@@ -532,17 +541,17 @@ async def test_an_override_of_a_missing_belief_returns_false(home: Home) -> None
 async def test_a_secret_token_is_refused_without_echo(home: Home) -> None:
     m = home.memory
     text = f"Bob's OpenAI key is {OPENAI_KEY}"
-    outcome = await m.remember(home.bob.person_id, text)
+    outcome = await m.beliefs.remember(home.bob.person_id, text)
     assert outcome.status == "refused"
     assert outcome.belief_id is None
     assert set(WriteOutcome.model_fields) == {"status", "belief_id", "reason"}
     dumped = outcome.model_dump_json()
     assert OPENAI_KEY not in dumped and OPENAI_KEY[:12] not in dumped
-    (background,) = await m.assert_beliefs([
+    (background,) = await m.beliefs.assert_all([
         extracted(text, home.mine(home.bob), "turns:1"),
     ])
     assert background.status == "refused" and background.belief_id is None
-    assert await m.inspect(home.dm(home.bob, Activity.MEMBER_INSPECT)) == []
+    assert await m.beliefs.inspect(home.dm(home.bob, Activity.MEMBER_INSPECT)) == []
     await m.checkpoint()
     raw = m.path.read_bytes()
     assert OPENAI_KEY.encode() not in raw
@@ -553,7 +562,8 @@ async def test_a_member_saying_a_shared_beliefs_words_in_private_moves_and_confi
     home: Home,
 ) -> None:
     m = home.memory
-    shared = await m.remember(home.owner.person_id, "The bins go out on Tuesday", shared=True)
+    shared = await m.beliefs.remember(home.owner.person_id, "The bins go out on Tuesday",
+            shared=True)
     before = await home.belief(home.alice, int(shared.belief_id or 0))
     (again,) = await home.say(told("the bins go out on tuesday.", home.mine(home.bob), "s:bob")
     )

@@ -1120,15 +1120,17 @@ async def test_a_german_wifi_password_never_reaches_the_group(tmp_path: Path) ->
     home = await make_household(tmp_path / "hearth.db")
     try:
         memory, owner = home.memory, home.owner.person_id
-        secret = await memory.remember(owner, "Das WLAN-Passwort ist Sonnenblume42", shared=True)
-        alarm = await memory.remember(owner, "le code de l'alarme est 4471", shared=True)
-        bins = await memory.remember(owner, "Der Müll wird am Dienstag abgeholt", shared=True)
+        secret = await memory.beliefs.remember(owner, "Das WLAN-Passwort ist Sonnenblume42",
+                shared=True)
+        alarm = await memory.beliefs.remember(owner, "le code de l'alarme est 4471", shared=True)
+        bins = await memory.beliefs.remember(owner, "Der Müll wird am Dienstag abgeholt",
+                shared=True)
         assert secret.status == alarm.status == bins.status == "created"
         group = home.group()
         seen = {
             r.belief.belief_id
             for query in ("WLAN Passwort Sonnenblume", "code alarme 4471", "Müll Dienstag")
-            for r in await memory.recall(group, query)
+            for r in await memory.recall.search(group, query)
         }
         assert secret.belief_id not in seen and alarm.belief_id not in seen
         assert bins.belief_id in seen  # the positive control: an ordinary shared fact is there
@@ -1142,20 +1144,21 @@ async def test_a_diagnosis_in_german_never_reaches_proactive_work_without_a_gran
     home = await make_household(tmp_path / "hearth.db")
     try:
         memory, bob = home.memory, home.bob
-        health = await memory.remember(
+        health = await memory.beliefs.remember(
             bob.person_id, "Bob hat Zuckerkrankheit und nimmt Tabletten"
         )
-        hobby = await memory.remember(bob.person_id, "Bob spielt gern Schach im Verein")
+        hobby = await memory.beliefs.remember(bob.person_id, "Bob spielt gern Schach im Verein")
         proactive = home.dm(bob, Activity.PROACTIVE)
         seen = {
             r.belief.belief_id
             for query in ("Zuckerkrankheit Tabletten", "Schach Verein")
-            for r in await memory.recall(proactive, query)
+            for r in await memory.recall.search(proactive, query)
         }
         assert health.belief_id not in seen
         assert hobby.belief_id in seen  # the positive control
         # Bob himself, talking to her, still has it.
-        mine = {r.belief.belief_id for r in await memory.recall(home.dm(bob), "Zuckerkrankheit")}
+        mine = {r.belief.belief_id for r in await memory.recall.search(home.dm(bob),
+                "Zuckerkrankheit")}
         assert health.belief_id in mine
     finally:
         await memory.close()

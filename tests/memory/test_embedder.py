@@ -38,18 +38,18 @@ def test_an_unknown_embedder_choice_is_refused_with_a_clear_message() -> None:
 
 async def test_a_paraphrase_is_recalled_without_sharing_a_keyword(real_home: Household) -> None:
     m = real_home.memory
-    await m.remember(real_home.bob.person_id, "Bob is allergic to peanuts")
-    await m.remember(real_home.bob.person_id, "Bob's car is a green estate")
-    found = await m.recall(real_home.dm(real_home.bob), "nut allergy")
+    await m.beliefs.remember(real_home.bob.person_id, "Bob is allergic to peanuts")
+    await m.beliefs.remember(real_home.bob.person_id, "Bob's car is a green estate")
+    found = await m.recall.search(real_home.dm(real_home.bob), "nut allergy")
     assert [r.belief.proposition for r in found][:1] == ["Bob is allergic to peanuts"]
     assert found[0].keyword == 0.0 and found[0].semantic > 0.4
 
 
 async def test_an_unrelated_question_recalls_nothing(real_home: Household) -> None:
     m = real_home.memory
-    await m.remember(real_home.bob.person_id, "Bob is allergic to peanuts")
-    await m.remember(real_home.bob.person_id, "Bob's car is a green estate")
-    assert await m.recall(real_home.dm(real_home.bob), "what is the capital of Peru") == []
+    await m.beliefs.remember(real_home.bob.person_id, "Bob is allergic to peanuts")
+    await m.beliefs.remember(real_home.bob.person_id, "Bob's car is a green estate")
+    assert await m.recall.search(real_home.dm(real_home.bob), "what is the capital of Peru") == []
 
 
 async def test_vectors_survive_a_restart_and_are_searched_only_behind_the_wall(
@@ -57,17 +57,18 @@ async def test_vectors_survive_a_restart_and_are_searched_only_behind_the_wall(
 ) -> None:
     db = tmp_path / "hearth.db"
     home = await make_household(db, embedder=minilm)
-    await home.memory.remember(home.alice.person_id, "Alice is pregnant with her second child")
+    await home.memory.beliefs.remember(home.alice.person_id,
+            "Alice is pregnant with her second child")
     await home.memory.close()
     memory = await Memory.open(db, embedder=minilm)
     try:
-        alice = await memory.person_named("Alice")
-        bob = await memory.person_named("Bob")
+        alice = await memory.people.by_name("Alice")
+        bob = await memory.people.by_name("Bob")
         def ctx(pid: str) -> AccessContext:
             return AccessContext.for_member(pid, Activity.DM_CONVERSATION, "test")
 
-        found = await memory.recall(ctx(alice.person_id), "is she expecting a baby")
+        found = await memory.recall.search(ctx(alice.person_id), "is she expecting a baby")
         assert len(found) == 1 and found[0].semantic > 0.5  # found by its reloaded vector
-        assert await memory.recall(ctx(bob.person_id), "is she expecting a baby") == []
+        assert await memory.recall.search(ctx(bob.person_id), "is she expecting a baby") == []
     finally:
         await memory.close()

@@ -21,11 +21,11 @@ from tests.helpers import Household, raw_bytes
 async def _tell(home: Household, text: str) -> tuple[int, int]:
     m = home.memory
     scope = private_scope(home.bob.person_id)
-    line = await m.append_turn(chat_id="dm:1002", speaker_id=home.bob.person_id,
+    line = await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
                                role=Role.USER, scope=scope, text=f"by the way, {text}!")
-    echo = await m.append_turn(chat_id="dm:1002", speaker_id=None, role=Role.ASSISTANT,
+    echo = await m.transcript.append(chat_id="dm:1002", speaker_id=None, role=Role.ASSISTANT,
                                scope=scope, text=f"Oh! So {text.lower()}. Noted.")
-    (outcome,) = await m.assert_beliefs([
+    (outcome,) = await m.beliefs.assert_all([
         Assertion(proposition=text, scope=scope, provenance=Provenance.CONSOLIDATED,
                   source=f"turns:{line}", turn_ids=(line,)),
     ])
@@ -40,11 +40,12 @@ async def test_forgotten_words_are_absent_from_the_database_its_wal_and_its_inde
     secret = "Alice is quietly pregnant with twins"
     await _tell(home, secret)
     for i in range(30):  # enough other traffic that pages are shared with the secret
-        await m.remember(home.bob.person_id, f"Bob watered the tomato plants on day {i}")
+        await m.beliefs.remember(home.bob.person_id, f"Bob watered the tomato plants on day {i}")
     await m.checkpoint()
     assert b"quietly pregnant" in raw_bytes(m.path)
 
-    count = await m.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "quietly pregnant")
+    count = await m.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT),
+            "quietly pregnant")
     await m.checkpoint()
 
     assert count == 1
@@ -60,11 +61,12 @@ async def test_a_forgotten_belief_is_not_recalled_and_its_lines_are_redacted(
     m = home.memory
     belief_id, _ = await _tell(home, "Bob is thinking of quitting his job")
     ctx = home.dm(home.bob)
-    assert await m.recall(ctx, "quitting job")
-    assert await m.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "quitting his job") == 1
-    assert await m.recall(ctx, "quitting job") == []
-    assert await m.explain(ctx, belief_id) is None
-    lines = await m.transcript(ctx, limit=10)
+    assert await m.recall.search(ctx, "quitting job")
+    assert await m.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT),
+            "quitting his job") == 1
+    assert await m.recall.search(ctx, "quitting job") == []
+    assert await m.beliefs.explain(ctx, belief_id) is None
+    lines = await m.transcript.lines(ctx, limit=10)
     assert [t.text for t in lines] == ["[forgotten]", "[forgotten]"]
 
 
@@ -73,38 +75,40 @@ async def test_background_work_cannot_recreate_a_forgotten_belief_but_the_member
 ) -> None:
     m = home.memory
     scope = private_scope(home.bob.person_id)
-    await m.remember(home.bob.person_id, "Bob's brother owes him money")
-    await m.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "brother owes him money")
-    (again,) = await m.assert_beliefs([
+    await m.beliefs.remember(home.bob.person_id, "Bob's brother owes him money")
+    await m.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "brother owes him money")
+    (again,) = await m.beliefs.assert_all([
         Assertion(proposition="bob's brother owes him money.", scope=scope,
                   provenance=Provenance.EXTRACTED, source="turns:1"),
     ])
     assert again.status == "refused"
-    told = await m.remember(home.bob.person_id, "Bob's brother owes him money")
+    told = await m.beliefs.remember(home.bob.person_id, "Bob's brother owes him money")
     assert told.status == "created"
 
 
 async def test_forget_touches_only_the_members_own_scope(home: Household) -> None:
     m = home.memory
-    await m.remember(home.bob.person_id, "The boiler makes a knocking noise")
-    await m.remember(home.alice.person_id, "The boiler makes a knocking noise")
-    await m.remember(home.owner.person_id, "The boiler makes a knocking noise", shared=True)
-    assert await m.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "boiler") == 1
-    assert len(await m.recall(home.dm(home.alice), "boiler knocking")) == 2
-    assert len(await m.recall(home.group(), "boiler knocking")) == 1
+    await m.beliefs.remember(home.bob.person_id, "The boiler makes a knocking noise")
+    await m.beliefs.remember(home.alice.person_id, "The boiler makes a knocking noise")
+    await m.beliefs.remember(home.owner.person_id, "The boiler makes a knocking noise",
+            shared=True)
+    assert await m.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "boiler") == 1
+    assert len(await m.recall.search(home.dm(home.alice), "boiler knocking")) == 2
+    assert len(await m.recall.search(home.group(), "boiler knocking")) == 1
 
 
 async def test_a_member_cannot_forget_shared_beliefs_but_the_owner_can(home: Household) -> None:
     m = home.memory
-    await m.remember(home.owner.person_id, "The spare key is under the blue pot", shared=True)
+    await m.beliefs.remember(home.owner.person_id, "The spare key is under the blue pot",
+            shared=True)
     bob = home.dm(home.bob, Activity.MEMBER_INSPECT)
     with pytest.raises(InvalidRequest, match="owner"):
-        await m.forget(bob, "spare key", shared=True)
-    assert await m.forget(bob, "spare key") == 0
-    assert len(await m.recall(home.group(), "spare key")) == 1
+        await m.forgetting.forget(bob, "spare key", shared=True)
+    assert await m.forgetting.forget(bob, "spare key") == 0
+    assert len(await m.recall.search(home.group(), "spare key")) == 1
     owner = home.dm(home.owner, Activity.MEMBER_INSPECT)
-    assert await m.forget(owner, "spare key", shared=True) == 1
-    assert await m.recall(home.group(), "spare key") == []
+    assert await m.forgetting.forget(owner, "spare key", shared=True) == 1
+    assert await m.recall.search(home.group(), "spare key") == []
 
 
 async def test_her_paraphrase_and_a_summary_in_other_words_are_scrubbed_too(
@@ -113,24 +117,26 @@ async def test_her_paraphrase_and_a_summary_in_other_words_are_scrubbed_too(
     m = home.memory
     scope = private_scope(home.bob.person_id)
     chat = "dm:1002"
-    said = await m.append_turn(chat_id=chat, speaker_id=home.bob.person_id, role=Role.USER,
+    said = await m.transcript.append(chat_id=chat, speaker_id=home.bob.person_id, role=Role.USER,
                                scope=scope, text="my secret nickname is Zephyrine Quokka")
-    echo = await m.append_turn(chat_id=chat, speaker_id=None, role=Role.ASSISTANT, scope=scope,
+    echo = await m.transcript.append(chat_id=chat, speaker_id=None, role=Role.ASSISTANT,
+            scope=scope,
                                text="Noted: your secret nickname is Zephyrine Quokka")
-    other = await m.append_turn(chat_id=chat, speaker_id=home.bob.person_id, role=Role.USER,
+    other = await m.transcript.append(chat_id=chat, speaker_id=home.bob.person_id, role=Role.USER,
                                 scope=scope, text="I saw a quokka at the zoo today")
-    await m.assert_beliefs([
+    await m.beliefs.assert_all([
         Assertion(proposition="Bob's secret nickname is Zephyrine Quokka", scope=scope,
                   provenance=Provenance.EXTRACTED, source="c1", turn_ids=(said,)),
     ])
-    await m.write_summary(scope, chat, "Bob said his secret nickname is Zephyrine Quokka; "
+    await m.summaries.write(scope, chat, "Bob said his secret nickname is Zephyrine Quokka; "
                           "he also saw a quokka", echo)
-    assert await m.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "secret nickname") == 1
+    assert await m.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT),
+            "secret nickname") == 1
     await m.checkpoint()
-    lines = {t.turn_id: t.text for t in await m.transcript(home.dm(home.bob), limit=10)}
+    lines = {t.turn_id: t.text for t in await m.transcript.lines(home.dm(home.bob), limit=10)}
     assert lines[said] == lines[echo] == "[forgotten]"
     assert lines[other] == "I saw a quokka at the zoo today"  # one shared word is not a repeat
-    summary = await m.summary(home.dm(home.bob), chat)
+    summary = await m.summaries.get(home.dm(home.bob), chat)
     assert summary is not None and "Zephyrine" not in summary.text
     assert b"zephyrine" not in raw_bytes(m.path).lower()
 
@@ -144,16 +150,16 @@ async def test_a_restore_of_a_backup_made_before_a_forget_forgets_it_again(
     copy = tmp_path / "before.db"
     await m.backup(copy)
     ctx = home.dm(home.bob, Activity.MEMBER_INSPECT)
-    assert await m.forget(ctx, "motorbike") == 1
+    assert await m.forgetting.forget(ctx, "motorbike") == 1
     path = m.path
     await m.close()
 
     await Memory.restore(copy, path)
 
     home.memory = restored = await Memory.open(path)
-    beliefs = [b.proposition for b in await restored.inspect(ctx)]
+    beliefs = [b.proposition for b in await restored.beliefs.inspect(ctx)]
     assert beliefs == ["Bob sings in the shower"]  # the backup, less what was forgotten since
-    lines = [t.text for t in await restored.transcript(ctx)]
+    lines = [t.text for t in await restored.transcript.lines(ctx)]
     assert not any("motorbike" in line for line in lines)
     assert any("shower" in line for line in lines)
     await restored.checkpoint()

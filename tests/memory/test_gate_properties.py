@@ -151,7 +151,7 @@ async def _grant_then_revoke(folder: Path, chosen: list[tuple[Activity, Sensitiv
     m = home.memory
     try:
         for text in FACTS.values():
-            await m.remember(home.bob.person_id, text)
+            await m.beliefs.remember(home.bob.person_id, text)
         readers = [AccessContext.for_member(p.person_id, a, "property")
                    for p in (home.bob, home.alice)
                    for a in (Activity.PROACTIVE, Activity.COMPACTION, Activity.DREAM)]
@@ -162,20 +162,20 @@ async def _grant_then_revoke(folder: Path, chosen: list[tuple[Activity, Sensitiv
             for ctx in readers:
                 found: set[int] = set()
                 for text in FACTS.values():
-                    found |= {r.belief.belief_id for r in await m.recall(ctx, text)}
+                    found |= {r.belief.belief_id for r in await m.recall.search(ctx, text)}
                 out.append(found)
             return out
 
         before = await answers()
         for activity, sensitivity in chosen:
-            await m.grant(home.bob.person_id, activity, sensitivity)
+            await m.grants.give(home.bob.person_id, activity, sensitivity)
         during = await answers()
         for old, new in zip(before, during, strict=True):
             assert old <= new  # adding grants never hides anything
         # Alice's and the group's view never gain Bob's private facts: a grant opens no wall
         assert during[3:] == before[3:]
         for activity, sensitivity in chosen:
-            assert await m.revoke(home.bob.person_id, activity, sensitivity) == 1
+            assert await m.grants.revoke(home.bob.person_id, activity, sensitivity) == 1
         assert await answers() == before
     finally:
         await m.close()

@@ -36,7 +36,7 @@ async def test_people_are_added_listed_and_found_by_id_and_name(home: Household)
     assert await book.get(home.bob.person_id) == home.bob
     assert await book.by_name("Bob") == home.bob
     assert await book.by_name("  bob ") == home.bob  # names are matched without case
-    assert await home.memory.person_named("ALICE") == home.alice
+    assert await home.memory.people.by_name("ALICE") == home.alice
     assert await book.by_telegram_id(1003) == home.alice
     assert await book.by_telegram_id(9999) is None
     assert await book.owner() == home.owner
@@ -181,48 +181,50 @@ async def test_removing_a_person_purges_their_private_beliefs_lines_and_grants(
         "Bob is secretly applying for a job in Lisbon",
         "Bob takes propranolol before presentations",
     ]
-    created = [await m.remember(bob_id, text) for text in secrets]
+    created = [await m.beliefs.remember(bob_id, text) for text in secrets]
     assert all(o.status == "created" for o in created)
-    dm_line = await m.append_turn(chat_id="dm:1002", speaker_id=bob_id, role=Role.USER,
+    dm_line = await m.transcript.append(chat_id="dm:1002", speaker_id=bob_id, role=Role.USER,
                                   scope=bob_scope, text="please keep the Lisbon plan quiet")
-    reply = await m.append_turn(chat_id="dm:1002", speaker_id=None, role=Role.ASSISTANT,
+    reply = await m.transcript.append(chat_id="dm:1002", speaker_id=None, role=Role.ASSISTANT,
                                 scope=bob_scope, text="Of course, the Lisbon plan stays here.")
-    group_line = await m.append_turn(chat_id="group:-100", speaker_id=bob_id, role=Role.USER,
+    group_line = await m.transcript.append(chat_id="group:-100", speaker_id=bob_id, role=Role.USER,
                                      scope=SHARED, text="who wants pancakes on Sunday")
-    shared = await m.remember(bob_id, "Pancakes on Sunday at nine", shared=True)
-    await m.grant(bob_id, Activity.PROACTIVE, Sensitivity.HEALTH, note="remind me")
-    alices = await m.remember(home.alice.person_id, "Alice is training for a triathlon")
-    await m.grant(home.alice.person_id, Activity.DREAM, Sensitivity.HEALTH)
+    shared = await m.beliefs.remember(bob_id, "Pancakes on Sunday at nine", shared=True)
+    await m.grants.give(bob_id, Activity.PROACTIVE, Sensitivity.HEALTH, note="remind me")
+    alices = await m.beliefs.remember(home.alice.person_id, "Alice is training for a triathlon")
+    await m.grants.give(home.alice.person_id, Activity.DREAM, Sensitivity.HEALTH)
     await m.checkpoint()
     assert b"Lisbon" in raw_bytes(m.path)
     bob_ctx = AccessContext.for_member(bob_id, Activity.DM_CONVERSATION, "after removal")
-    assert {r.belief.belief_id for r in await m.recall(bob_ctx, "Lisbon job")} == {
+    assert {r.belief.belief_id for r in await m.recall.search(bob_ctx, "Lisbon job")} == {
         created[0].belief_id
     }
 
-    assert await m.remove_person(bob_id) == 2
+    assert await m.forgetting.remove_person(bob_id) == 2
 
     with pytest.raises(UnknownPerson):
         await m.people.get(bob_id)
     assert await m.people.by_telegram_id(1002) is None
     # what Bob owned is gone, as the facade sees it
-    assert await m.recall(bob_ctx, "Lisbon job") == []
-    assert await m.recall(bob_ctx, "propranolol presentations") == []
+    assert await m.recall.search(bob_ctx, "Lisbon job") == []
+    assert await m.recall.search(bob_ctx, "propranolol presentations") == []
     for outcome in created:
-        assert await m.explain(bob_ctx, int(outcome.belief_id or 0)) is None
-    lines = await m.transcript(bob_ctx)
+        assert await m.beliefs.explain(bob_ctx, int(outcome.belief_id or 0)) is None
+    lines = await m.transcript.lines(bob_ctx)
     assert [t.turn_id for t in lines] == [group_line]
     assert lines[0].speaker_id is None
-    assert dm_line not in [t.turn_id for t in await m.transcript(bob_ctx, chat_id="dm:1002")]
+    assert dm_line not in [t.turn_id for t in await m.transcript.lines(bob_ctx, chat_id="dm:1002")]
     assert reply not in [t.turn_id for t in lines]
-    assert [g.grantor_id for g in await m.grants()] == [home.alice.person_id]
-    assert await m.grants(bob_id) == []
+    assert [g.grantor_id for g in await m.grants.list()] == [home.alice.person_id]
+    assert await m.grants.list(bob_id) == []
     # what others own, and what the household shares, stays
     alice_ctx = home.dm(home.alice)
-    assert [r.belief.belief_id for r in await m.recall(alice_ctx, "triathlon training")] == [
+    assert [r.belief.belief_id for r in await m.recall.search(alice_ctx,
+            "triathlon training")] == [
         alices.belief_id
     ]
-    assert [r.belief.belief_id for r in await m.recall(home.group(), "pancakes Sunday")] == [
+    assert [r.belief.belief_id for r in await m.recall.search(home.group(),
+            "pancakes Sunday")] == [
         shared.belief_id
     ]
     # and the words are nowhere in the file
@@ -235,16 +237,16 @@ async def test_removing_a_person_purges_their_private_beliefs_lines_and_grants(
 
 async def test_a_removed_person_who_returns_starts_with_nothing(home: Household) -> None:
     m = home.memory
-    await m.remember(home.bob.person_id, "Bob hides chocolate in the piano")
-    await m.remove_person(home.bob.person_id)
+    await m.beliefs.remember(home.bob.person_id, "Bob hides chocolate in the piano")
+    await m.forgetting.remove_person(home.bob.person_id)
     again = await m.people.mint(1002, "Bob")
     assert again.person_id != home.bob.person_id
     ctx = AccessContext.for_member(again.person_id, Activity.MEMBER_INSPECT, "returning")
-    assert await m.inspect(ctx) == []
-    assert await m.recall(home.dm(again), "chocolate piano") == []
+    assert await m.beliefs.inspect(ctx) == []
+    assert await m.recall.search(home.dm(again), "chocolate piano") == []
 
 
 async def test_removing_an_unknown_person_raises_and_removes_nothing(home: Household) -> None:
     with pytest.raises(UnknownPerson):
-        await home.memory.remove_person("p000000000000")
+        await home.memory.forgetting.remove_person("p000000000000")
     assert len(await home.memory.people.list()) == 3

@@ -75,7 +75,7 @@ async def keyword_home(tmp_path: Path) -> AsyncIterator[Home]:
 async def seed(home: Home) -> dict[str, int]:
     ids: dict[str, int] = {}
     for text in FACTS:
-        outcome = await home.memory.remember(home.owner.person_id, text, shared=True)
+        outcome = await home.memory.beliefs.remember(home.owner.person_id, text, shared=True)
         assert outcome.belief_id is not None
         ids[text] = outcome.belief_id
     return ids
@@ -95,13 +95,13 @@ def shape(found: list[Recalled]) -> list[tuple[int, float, float, float]]:
 )
 async def test_an_unrelated_query_returns_nothing(home: Home, query: str) -> None:
     await seed(home)
-    assert await home.memory.recall(home.dm(home.bob), query) == []
+    assert await home.memory.recall.search(home.dm(home.bob), query) == []
 
 
 @pytest.mark.parametrize("text", FACTS)
 async def test_an_exact_query_ranks_its_belief_first(home: Home, text: str) -> None:
     ids = await seed(home)
-    found = await home.memory.recall(home.dm(home.bob), text)
+    found = await home.memory.recall.search(home.dm(home.bob), text)
     assert found, text
     assert found[0].belief.belief_id == ids[text]
     assert found[0].keyword == 1.0
@@ -111,11 +111,11 @@ async def test_an_exact_query_ranks_its_belief_first(home: Home, text: str) -> N
 async def test_keyword_only_mode_recalls_by_keywords(keyword_home: Home) -> None:
     ids = await seed(keyword_home)
     ctx = keyword_home.dm(keyword_home.bob)
-    found = await keyword_home.memory.recall(ctx, "what is the dog called")
+    found = await keyword_home.memory.recall.search(ctx, "what is the dog called")
     assert [r.belief.belief_id for r in found] == [ids["The family dog is called Biscuit"]]
     assert found[0].semantic == 0.0
     assert found[0].keyword == 1.0
-    tea = await keyword_home.memory.recall(ctx, "lapsang souchong")
+    tea = await keyword_home.memory.recall.search(ctx, "lapsang souchong")
     assert [r.belief.belief_id for r in tea] == [ids["Bob's favourite tea is lapsang souchong"]]
 
 
@@ -126,7 +126,7 @@ async def test_keyword_only_mode_returns_nothing_for_unrelated_text(
     keyword_home: Home, query: str
 ) -> None:
     await seed(keyword_home)
-    assert await keyword_home.memory.recall(keyword_home.dm(keyword_home.bob), query) == []
+    assert await keyword_home.memory.recall.search(keyword_home.dm(keyword_home.bob), query) == []
 
 
 async def test_a_belief_written_without_an_embedder_is_embedded_when_reopened_with_one(
@@ -135,11 +135,11 @@ async def test_a_belief_written_without_an_embedder_is_embedded_when_reopened_wi
     path = tmp_path / "hearth.db"
     plain = await open_home(path, embedder=None)
     try:
-        outcome = await plain.memory.remember(plain.bob.person_id, "Bob loves gardening")
+        outcome = await plain.memory.beliefs.remember(plain.bob.person_id, "Bob loves gardening")
         assert outcome.belief_id is not None
         bob = plain.bob
         # "gardens" shares no keyword with the belief, only a stem the embedder hashes alike
-        assert await plain.memory.recall(plain.dm(bob), "gardens") == []
+        assert await plain.memory.recall.search(plain.dm(bob), "gardens") == []
     finally:
         await plain.memory.close()
 
@@ -152,7 +152,7 @@ async def test_a_belief_written_without_an_embedder_is_embedded_when_reopened_wi
     memory = await Memory.open(path, embedder=HashEmbedder(), clock=lambda: T0)
     try:
         ctx = AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "backfill")
-        found = await memory.recall(ctx, "gardens")
+        found = await memory.recall.search(ctx, "gardens")
         assert [r.belief.belief_id for r in found] == [outcome.belief_id]
         assert found[0].keyword == 0.0
         assert found[0].semantic > 0.5
@@ -177,22 +177,22 @@ async def test_the_repetition_penalty_lowers_a_score_on_the_next_recall_by_the_s
     ids = await seed(home)
     target = ids["The family dog is called Biscuit"]
     ctx = home.dm(home.bob)
-    first = await home.memory.recall(ctx, "the family dog Biscuit")
-    second = await home.memory.recall(ctx, "the family dog Biscuit")
+    first = await home.memory.recall.search(ctx, "the family dog Biscuit")
+    second = await home.memory.recall.search(ctx, "the family dog Biscuit")
     assert first[0].belief.belief_id == second[0].belief.belief_id == target
     assert second[0].score == pytest.approx(first[0].score - 0.10, abs=1e-3)
     # another actor is not penalised for Bob's recall
-    alice = await home.memory.recall(home.dm(home.alice), "the family dog Biscuit")
+    alice = await home.memory.recall.search(home.dm(home.alice), "the family dog Biscuit")
     assert alice[0].score == first[0].score
 
 
 async def test_the_repetition_penalty_lapses_after_a_few_other_recalls(home: Home) -> None:
     await seed(home)
     ctx = home.dm(home.bob)
-    first = await home.memory.recall(ctx, "the family dog Biscuit")
+    first = await home.memory.recall.search(ctx, "the family dog Biscuit")
     for other in ("cello lessons", "recycling Thursday", "lapsang tea"):
-        await home.memory.recall(ctx, other)
-    again = await home.memory.recall(ctx, "the family dog Biscuit")
+        await home.memory.recall.search(ctx, other)
+    again = await home.memory.recall.search(ctx, "the family dog Biscuit")
     assert shape(again) == shape(first)
 
 
@@ -201,7 +201,7 @@ async def test_the_repetition_penalty_lapses_after_a_few_other_recalls(home: Hom
 
 async def _crowd_bobs_private_scope(home: Home, n: int = 40) -> None:
     for i in range(n):
-        await home.memory.remember(
+        await home.memory.beliefs.remember(
             home.bob.person_id, f"The family dog Biscuit chewed Bob's slipper number {i}"
         )
 
@@ -213,17 +213,18 @@ async def test_another_members_private_beliefs_never_change_what_a_member_sees(
     home = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder() if embedded else None)
     try:
         await seed(home)
-        await home.memory.remember(home.alice.person_id, "Alice walks the family dog at dawn")
+        await home.memory.beliefs.remember(home.alice.person_id,
+                "Alice walks the family dog at dawn")
         query = "the family dog Biscuit"
-        alice_before = await home.memory.recall(home.dm(home.alice, actor="probe-1"), query)
-        group_before = await home.memory.recall(home.group(actor="probe-1"), query)
+        alice_before = await home.memory.recall.search(home.dm(home.alice, actor="probe-1"), query)
+        group_before = await home.memory.recall.search(home.group(actor="probe-1"), query)
         assert alice_before and group_before
 
         await _crowd_bobs_private_scope(home)
-        assert len(await home.memory.recall(home.dm(home.bob, actor="probe-0"), query)) == 8
+        assert len(await home.memory.recall.search(home.dm(home.bob, actor="probe-0"), query)) == 8
 
-        alice_after = await home.memory.recall(home.dm(home.alice, actor="probe-2"), query)
-        group_after = await home.memory.recall(home.group(actor="probe-2"), query)
+        alice_after = await home.memory.recall.search(home.dm(home.alice, actor="probe-2"), query)
+        group_after = await home.memory.recall.search(home.group(actor="probe-2"), query)
         assert shape(alice_after) == shape(alice_before)
         assert shape(group_after) == shape(group_before)
     finally:
@@ -238,21 +239,21 @@ async def test_keyword_statistics_of_hidden_beliefs_never_change_what_a_member_s
     home = await open_home(tmp_path / "hearth.db", embedder=None)
     try:
         m = home.memory
-        await m.remember(
+        await m.beliefs.remember(
             home.alice.person_id,
             "Alice took her kayak to the lake, the kayak leaked a little",
         )
         for i in range(70):
-            await m.remember(home.alice.person_id, f"kayak trip {i}")
-        before = await m.recall(home.dm(home.alice, actor="probe-1"), "kayak")
+            await m.beliefs.remember(home.alice.person_id, f"kayak trip {i}")
+        before = await m.recall.search(home.dm(home.alice, actor="probe-1"), "kayak")
         for i in range(150):
-            await m.remember(
+            await m.beliefs.remember(
                 home.bob.person_id,
                 f"Bob wrote entry {i} in his private diary: " + " ".join(
                     f"word{j}" for j in range(60)
                 ),
             )
-        after = await m.recall(home.dm(home.alice, actor="probe-2"), "kayak")
+        after = await m.recall.search(home.dm(home.alice, actor="probe-2"), "kayak")
         assert shape(after) == shape(before)
     finally:
         await m.close()
@@ -270,9 +271,9 @@ async def test_a_lane_acting_for_one_member_is_not_penalised_by_another_members_
         try:
             await seed(home)
             if bob_has_private:
-                await home.memory.remember(home.bob.person_id, "The family dog Biscuit")
-            await home.memory.recall(home.dm(home.bob, Activity.PROACTIVE), query, limit=1)
-            return await home.memory.recall(home.dm(home.alice, Activity.PROACTIVE), query)
+                await home.memory.beliefs.remember(home.bob.person_id, "The family dog Biscuit")
+            await home.memory.recall.search(home.dm(home.bob, Activity.PROACTIVE), query, limit=1)
+            return await home.memory.recall.search(home.dm(home.alice, Activity.PROACTIVE), query)
         finally:
             await home.memory.close()
 
@@ -288,12 +289,13 @@ async def test_a_lane_acting_for_one_member_is_not_penalised_by_another_members_
 
 async def test_limit_is_honoured(home: Home) -> None:
     for i in range(12):
-        await home.memory.remember(home.bob.person_id, f"Bob planted tulip bulb number {i}")
+        await home.memory.beliefs.remember(home.bob.person_id,
+                f"Bob planted tulip bulb number {i}")
     ctx = home.dm(home.bob)
-    assert len(await home.memory.recall(ctx, "tulip bulb", limit=3)) == 3
-    assert len(await home.memory.recall(ctx, "tulip bulb")) == 8
-    assert len(await home.memory.recall(ctx, "tulip bulb", limit=50)) == 12
-    assert await home.memory.recall(ctx, "tulip bulb", limit=0) == []
+    assert len(await home.memory.recall.search(ctx, "tulip bulb", limit=3)) == 3
+    assert len(await home.memory.recall.search(ctx, "tulip bulb")) == 8
+    assert len(await home.memory.recall.search(ctx, "tulip bulb", limit=50)) == 12
+    assert await home.memory.recall.search(ctx, "tulip bulb", limit=0) == []
 
 
 @pytest.mark.parametrize(
@@ -326,9 +328,9 @@ async def test_fts_syntax_in_a_query_does_not_raise(
     home = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder() if embedded else None)
     try:
         await seed(home)
-        found = await home.memory.recall(home.dm(home.bob), query)
+        found = await home.memory.recall.search(home.dm(home.bob), query)
         assert all(isinstance(r, Recalled) for r in found)
-        assert len(await home.memory.recall(home.dm(home.bob), "lapsang tea")) >= 1
+        assert len(await home.memory.recall.search(home.dm(home.bob), "lapsang tea")) >= 1
     finally:
         await home.memory.close()
 
@@ -341,10 +343,10 @@ async def test_beliefs_another_process_wrote_join_semantic_recall_after_a_sync(
     shell = await Memory.open(db, embedder=HashEmbedder())
     try:
         ana = await bot.people.add("Ana", owner=True)
-        await shell.remember(ana.person_id, "Ana keeps bees in the orchard")
+        await shell.beliefs.remember(ana.person_id, "Ana keeps bees in the orchard")
         ctx = AccessContext.for_member(ana.person_id, Activity.DM_CONVERSATION, "test")
-        await bot.sync_index()
-        found = await bot.recall(ctx, "beekeeping orchard hives bees")
+        await bot.vectors.sync()
+        found = await bot.recall.search(ctx, "beekeeping orchard hives bees")
         assert [r.belief.proposition for r in found] == ["Ana keeps bees in the orchard"]
     finally:
         await shell.close()

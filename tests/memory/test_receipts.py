@@ -16,9 +16,9 @@ from tests.helpers import Household, make_household
 
 
 async def _reads(home: Household, n: int = 6) -> None:
-    await home.memory.remember(home.bob.person_id, "Bob likes long walks by the canal")
+    await home.memory.beliefs.remember(home.bob.person_id, "Bob likes long walks by the canal")
     for i in range(n):
-        await home.memory.recall(home.dm(home.bob), f"walks {i}")
+        await home.memory.recall.search(home.dm(home.bob), f"walks {i}")
 
 
 def _tamper(db: Path, sql: str, params: tuple[object, ...] = ()) -> None:
@@ -32,23 +32,23 @@ async def test_every_kind_of_facade_read_writes_one_receipt(home: Household) -> 
     m = home.memory
     ctx = home.dm(home.bob)
     inspect_ctx = home.dm(home.bob, Activity.MEMBER_INSPECT)
-    await m.recall(ctx, "anything")
-    await m.inspect(inspect_ctx)
-    await m.explain(ctx, 1)
-    await m.conflicts(ctx)
-    await m.transcript(ctx)
-    await m.export(inspect_ctx)
-    await m.forget(inspect_ctx, "nothing like this")
+    await m.recall.search(ctx, "anything")
+    await m.beliefs.inspect(inspect_ctx)
+    await m.beliefs.explain(ctx, 1)
+    await m.beliefs.conflicts(ctx)
+    await m.transcript.lines(ctx)
+    await m.export.document(inspect_ctx)
+    await m.forgetting.forget(inspect_ctx, "nothing like this")
     audit = AccessContext.for_audit(home.owner.person_id, "audit")
-    methods = [r.method for r in await m.receipts(audit)]
+    methods = [r.method for r in await m.ledger.audit(audit)]
     # the audit's own receipt commits with it, after the rows it returned were read
     assert methods == ["recall", "inspect", "explain", "conflicts", "transcript", "export",
                        "forget"]
-    assert [r.method for r in await m.receipts(audit)][-1] == "receipts"
+    assert [r.method for r in await m.ledger.audit(audit)][-1] == "receipts"
 
 
 async def test_a_receipt_holds_a_keyed_digest_and_never_the_query_text(home: Household) -> None:
-    await home.memory.recall(home.dm(home.bob), "where does Alice hide the spare key")
+    await home.memory.recall.search(home.dm(home.bob), "where does Alice hide the spare key")
     conn = sqlite3.connect(home.memory.path)
     dump = "\n".join(conn.iterdump())
     conn.close()
@@ -66,7 +66,7 @@ async def test_the_install_secret_is_kept_beside_the_database_with_mode_0600(
 
 async def test_an_intact_ledger_verifies_from_genesis(home: Household) -> None:
     await _reads(home)
-    checked, broken = await home.memory.verify_receipts()
+    checked, broken = await home.memory.ledger.verify()
     assert checked == 6 and broken is None
 
 
@@ -90,7 +90,7 @@ async def test_a_tampered_or_deleted_receipt_fails_verification_at_that_row(
     _tamper(db, sql, params)
     memory = await Memory.open(db)
     try:
-        _, broken = await memory.verify_receipts()
+        _, broken = await memory.ledger.verify()
         assert broken is not None, label
         assert broken[0] == row, label
     finally:
@@ -116,7 +116,7 @@ async def test_reordered_receipts_fail_verification_at_the_first_moved_row(
     conn.close()
     memory = await Memory.open(db)
     try:
-        _, broken = await memory.verify_receipts()
+        _, broken = await memory.ledger.verify()
         assert broken is not None and broken[0] == 3
     finally:
         await memory.close()
@@ -126,11 +126,12 @@ async def test_a_member_sees_which_reads_used_their_facts_and_not_others(
     home: Household,
 ) -> None:
     m = home.memory
-    await m.remember(home.bob.person_id, "Bob is training for a marathon")
-    await m.remember(home.alice.person_id, "Alice is training for a triathlon")
-    await m.recall(home.dm(home.bob), "training marathon")
-    await m.recall(home.dm(home.alice), "training triathlon")
-    bob_reads = await m.receipts_about(home.bob.person_id)
+    await m.beliefs.remember(home.bob.person_id, "Bob is training for a marathon")
+    await m.beliefs.remember(home.alice.person_id, "Alice is training for a triathlon")
+    await m.recall.search(home.dm(home.bob), "training marathon")
+    await m.recall.search(home.dm(home.alice), "training triathlon")
+    bob_reads = await m.ledger.about(
+        AccessContext.for_member(home.bob.person_id, Activity.MEMBER_INSPECT, "who read mine"))
     assert [r.method for r in bob_reads] == ["recall"]
     assert bob_reads[0].actor == home.bob.person_id
     assert bob_reads[0].activity == Activity.DM_CONVERSATION
@@ -138,11 +139,11 @@ async def test_a_member_sees_which_reads_used_their_facts_and_not_others(
 
 async def test_receipts_count_what_the_lens_suppressed(home: Household) -> None:
     m = home.memory
-    await m.remember(home.bob.person_id, "Bob takes insulin for his diabetes")
+    await m.beliefs.remember(home.bob.person_id, "Bob takes insulin for his diabetes")
     proactive = home.dm(home.bob, Activity.PROACTIVE)
-    assert await m.recall(proactive, "insulin diabetes") == []
+    assert await m.recall.search(proactive, "insulin diabetes") == []
     audit = AccessContext.for_audit(home.owner.person_id, "audit")
-    last = [r for r in await m.receipts(audit) if r.method == "recall"][-1]
+    last = [r for r in await m.ledger.audit(audit) if r.method == "recall"][-1]
     assert last.suppressed == 1 and last.returned_ids == ()
 
 
@@ -178,7 +179,7 @@ def _plain_chain(db: Path, start: int = 1) -> None:
 async def _verified(db: Path) -> tuple[int, tuple[int, str] | None]:
     memory = await Memory.open(db)
     try:
-        return await memory.verify_receipts()
+        return await memory.ledger.verify()
     finally:
         await memory.close()
 
@@ -234,10 +235,10 @@ async def test_a_cut_tail_stays_found_after_the_bot_goes_on_reading(ledger: Path
     memory = await Memory.open(ledger)
     try:
         ctx = AccessContext.for_member(
-            (await memory.person_named("Bob")).person_id, Activity.DM_CONVERSATION, "a read"
+            (await memory.people.by_name("Bob")).person_id, Activity.DM_CONVERSATION, "a read"
         )
         for i in range(5):  # new receipts 4..8 chain validly onto receipt 3
-            await memory.recall(ctx, f"canal {i}")
+            await memory.recall.search(ctx, f"canal {i}")
     finally:
         await memory.close()
     _, broken = await _verified(ledger)
@@ -259,8 +260,8 @@ async def test_a_missing_anchor_fails_until_anchored_anew(ledger: Path) -> None:
     assert "anchor hearth.db.ledger-head is missing" in broken[1]
     memory = await Memory.open(ledger)
     try:
-        assert await memory.anchor_receipts() == 6
-        assert await memory.verify_receipts() == (6, None)
+        assert await memory.ledger.anchor() == 6
+        assert await memory.ledger.verify() == (6, None)
     finally:
         await memory.close()
 
@@ -287,8 +288,8 @@ async def test_a_backup_and_its_restore_verify_with_their_anchor(
     # the live ledger grows past the backup, then the backup is restored over it
     home = await Memory.open(ledger)
     try:
-        bob = await home.person_named("Bob")
-        await home.recall(AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION,
+        bob = await home.people.by_name("Bob")
+        await home.recall.search(AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION,
                                                    "a read"), "walks")
     finally:
         await home.close()
@@ -300,7 +301,7 @@ async def test_a_ledger_from_before_the_hmac_is_keyed_once_and_recorded(ledger: 
     _as_before_keying(ledger)
     memory = await Memory.open(ledger)
     try:
-        assert await memory.verify_receipts() == (6, None)
+        assert await memory.ledger.verify() == (6, None)
     finally:
         await memory.close()
     conn = sqlite3.connect(ledger)
@@ -342,11 +343,11 @@ async def test_a_restored_ledger_missing_its_keying_record_is_not_keyed_over_its
 async def test_two_processes_reading_in_turn_keep_one_anchor_that_verifies(ledger: Path) -> None:
     bot, shell = await Memory.open(ledger), await Memory.open(ledger)  # `hearth run` and the CLI
     try:
-        bob = await bot.person_named("Bob")
+        bob = await bot.people.by_name("Bob")
         ctx = AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "a read")
         for i in range(4):
-            await bot.recall(ctx, f"walks {i}")
-            await shell.recall(ctx, f"canal {i}")
+            await bot.recall.search(ctx, f"walks {i}")
+            await shell.recall.search(ctx, f"canal {i}")
     finally:
         await bot.close()
         await shell.close()
@@ -360,9 +361,9 @@ async def test_an_anchor_left_behind_by_a_process_that_died_still_verifies(
     behind = head_path(ledger).read_bytes()  # the anchor at receipt 6
     memory = await Memory.open(ledger)
     try:
-        bob = await memory.person_named("Bob")
+        bob = await memory.people.by_name("Bob")
         ctx = AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "a read")
-        await memory.recall(ctx, "walks")
+        await memory.recall.search(ctx, "walks")
     finally:
         await memory.close()
     head_path(ledger).write_bytes(behind)  # as if it died before moving the anchor to 7
@@ -375,13 +376,14 @@ async def test_an_anchor_left_behind_by_a_process_that_died_still_verifies(
 async def test_the_same_query_by_two_members_gives_two_digests(home: Household) -> None:
     m = home.memory
     words = "is Alice seeing someone"
-    await m.recall(home.dm(home.bob), words)
-    await m.recall(home.dm(home.alice), words)
-    await m.recall(home.dm(home.bob), words)
-    await m.recall(home.dm(home.owner), words)  # the owner trying the guess herself
+    await m.recall.search(home.dm(home.bob), words)
+    await m.recall.search(home.dm(home.alice), words)
+    await m.recall.search(home.dm(home.bob), words)
+    await m.recall.search(home.dm(home.owner), words)  # the owner trying the guess herself
     audit = AccessContext.for_audit(home.owner.person_id, "audit")
-    digests = {r.actor: r.query_digest for r in await m.receipts(audit) if r.method == "recall"}
-    bob_reads = [r.query_digest for r in await m.receipts(audit)
+    listed = await m.ledger.audit(audit)
+    digests = {r.actor: r.query_digest for r in listed if r.method == "recall"}
+    bob_reads = [r.query_digest for r in await m.ledger.audit(audit)
                  if r.method == "recall" and r.actor == home.bob.person_id]
     assert len(set(digests.values())) == 3  # Bob's, Alice's and the owner's all differ
     assert bob_reads[0] == bob_reads[1]  # one member's repeat is still a repeat

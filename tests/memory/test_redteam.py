@@ -149,22 +149,22 @@ async def _build(path: Path, *, granted: bool) -> World:
         scope = SHARED if owner == SHARED else private_scope(teller.person_id)
         for klass, text in facts.items():
             assert classify(text) == Sensitivity(klass), text
-            outcome = await memory.remember(teller.person_id, text, shared=owner == SHARED)
+            outcome = await memory.beliefs.remember(teller.person_id, text, shared=owner == SHARED)
             assert outcome.status == "created" and outcome.belief_id is not None
             ids[(owner, klass)] = outcome.belief_id
             chat = "group:-100" if owner == SHARED else f"dm:{teller.telegram_id}"
-            turns[(owner, klass)] = await memory.append_turn(
+            turns[(owner, klass)] = await memory.transcript.append(
                 chat_id=chat, speaker_id=teller.person_id, role=Role.USER, scope=scope, text=text
             )
         # One contradiction per scope, between its ordinary and health facts.
         ctx = home.dm(teller)
-        assert await memory.link_contradiction(ctx, ids[(owner, O)], ids[(owner, H)])
+        assert await memory.beliefs.link_contradiction(ctx, ids[(owner, O)], ids[(owner, H)])
     if granted:
         for activity in GRANT_ACTIVITIES:
             for klass in (Sensitivity.HEALTH, Sensitivity.FINANCE):
                 for person in (home.bob, home.alice, home.owner):
-                    await memory.grant(person.person_id, activity, klass)
-                await memory.grant(home.owner.person_id, activity, klass, shared=True)
+                    await memory.grants.give(person.person_id, activity, klass)
+                await memory.grants.give(home.owner.person_id, activity, klass, shared=True)
     return World(
         home,
         ids,
@@ -195,7 +195,7 @@ async def test_recall_returns_exactly_the_allowed_facts_for_every_reader(
     memory: Memory = world.home.memory
     ctx = reader.context(world.home)
     for key, belief_id in world.ids.items():
-        found = await memory.recall(ctx, FACTS[key[0]][key[1]])
+        found = await memory.recall.search(ctx, FACTS[key[0]][key[1]])
         returned = {world.by_id[r.belief.belief_id] for r in found}
         unauthorized = {k for k in returned if not oracle(reader, k[0], k[1], world.granted)}
         assert not unauthorized, f"{reader.label} hydrated {unauthorized}"
@@ -211,10 +211,10 @@ async def test_explain_answers_only_allowed_beliefs_and_hides_the_rest_as_missin
 ) -> None:
     memory = world.home.memory
     ctx = reader.context(world.home)
-    missing = await memory.explain(ctx, 999_999)
+    missing = await memory.beliefs.explain(ctx, 999_999)
     assert missing is None
     for key, belief_id in world.ids.items():
-        explanation = await memory.explain(ctx, belief_id)
+        explanation = await memory.beliefs.explain(ctx, belief_id)
         if oracle(reader, key[0], key[1], world.granted):
             assert explanation is not None and explanation.belief.belief_id == belief_id
             for other in explanation.contradicts:
@@ -228,7 +228,7 @@ async def test_explain_answers_only_allowed_beliefs_and_hides_the_rest_as_missin
 async def test_transcript_holds_only_lines_the_reader_may_use(
     world: World, reader: Reader
 ) -> None:
-    turns = await world.home.memory.transcript(reader.context(world.home), limit=1000)
+    turns = await world.home.memory.transcript.lines(reader.context(world.home), limit=1000)
     returned = {world.turn_by_id[t.turn_id] for t in turns}
     assert returned == _expected(world, reader, list(world.turns))
 
@@ -237,7 +237,7 @@ async def test_transcript_holds_only_lines_the_reader_may_use(
 async def test_conflicts_pair_only_beliefs_the_reader_may_use(
     world: World, reader: Reader
 ) -> None:
-    pairs = await world.home.memory.conflicts(reader.context(world.home))
+    pairs = await world.home.memory.beliefs.conflicts(reader.context(world.home))
     returned = {(world.by_id[a.belief_id], world.by_id[b.belief_id]) for a, b in pairs}
     expected = {
         ((owner, O), (owner, H))
@@ -249,7 +249,7 @@ async def test_conflicts_pair_only_beliefs_the_reader_may_use(
 
 @pytest.mark.parametrize("reader", READERS, ids=lambda r: r.label)
 async def test_inspect_shows_a_member_only_their_own_view(world: World, reader: Reader) -> None:
-    found = await world.home.memory.inspect(reader.context(world.home))
+    found = await world.home.memory.beliefs.inspect(reader.context(world.home))
     returned = {world.by_id[b.belief_id] for b in found}
     # inspect lists the member's own scope (and shared beliefs about them; there are none here)
     own = [k for k in world.ids if k[0] == reader.viewer]
@@ -262,7 +262,7 @@ async def test_export_holds_the_members_own_facts_and_lines_and_nobody_elses(
 ) -> None:
     person = _person(world.home, who)
     ctx = AccessContext.for_member(person.person_id, Activity.MEMBER_INSPECT, "export")
-    document = await world.home.memory.export(ctx)
+    document = await world.home.memory.export.document(ctx)
     beliefs = {world.by_id[b["belief_id"]] for b in document["beliefs"]}
     lines = {world.turn_by_id[t["turn_id"]] for t in document["transcript"]}
     assert beliefs == {k for k in world.ids if k[0] == who}
@@ -282,7 +282,7 @@ async def test_export_is_refused_for_any_activity_but_a_members_own_inspection(
     world: World, reader: Reader
 ) -> None:
     with pytest.raises(InvalidRequest):
-        await world.home.memory.export(reader.context(world.home))
+        await world.home.memory.export.document(reader.context(world.home))
 
 
 CREDENTIAL_SAFE = {Activity.DM_CONVERSATION, Activity.MEMBER_INSPECT, Activity.CONSOLIDATION}
@@ -296,13 +296,13 @@ async def test_a_credential_never_surfaces_outside_a_private_chat_with_its_owner
     ctx = reader.context(world.home)
     surfaced: set[str] = set()
     for owner in FACTS:
-        for r in await memory.recall(ctx, FACTS[owner][C] + " password PIN passcode"):
+        for r in await memory.recall.search(ctx, FACTS[owner][C] + " password PIN passcode"):
             if r.belief.sensitivity == Sensitivity.CREDENTIALS:
                 surfaced.add(world.by_id[r.belief.belief_id][0])
-    for t in await memory.transcript(ctx, limit=1000):
+    for t in await memory.transcript.lines(ctx, limit=1000):
         if t.sensitivity == Sensitivity.CREDENTIALS:
             surfaced.add(world.turn_by_id[t.turn_id][0])
-    for b in await memory.inspect(ctx):
+    for b in await memory.beliefs.inspect(ctx):
         if b.sensitivity == Sensitivity.CREDENTIALS:
             surfaced.add(world.by_id[b.belief_id][0])
     if reader.activity == Activity.CONSOLIDATION:
@@ -320,16 +320,16 @@ async def test_reasserting_a_hidden_belief_never_moves_its_scope(tmp_path: Path)
     memory = home.memory
     try:
         secret = "Bob is planning a surprise party for Alice"
-        first = await memory.remember(home.bob.person_id, secret)
-        again = await memory.remember(home.alice.person_id, secret.upper() + "!!")
-        shared = await memory.remember(home.owner.person_id, secret, shared=True)
+        first = await memory.beliefs.remember(home.bob.person_id, secret)
+        again = await memory.beliefs.remember(home.alice.person_id, secret.upper() + "!!")
+        shared = await memory.beliefs.remember(home.owner.person_id, secret, shared=True)
         assert first.status == again.status == shared.status == "created"
         assert len({first.belief_id, again.belief_id, shared.belief_id}) == 3
-        bob_view = await memory.explain(home.dm(home.bob), int(first.belief_id))
+        bob_view = await memory.beliefs.explain(home.dm(home.bob), int(first.belief_id))
         assert bob_view is not None
         assert bob_view.belief.scope == private_scope(home.bob.person_id)
         assert bob_view.belief.evidence_count == 1
-        assert await memory.explain(home.dm(home.alice), int(first.belief_id)) is None
+        assert await memory.beliefs.explain(home.dm(home.alice), int(first.belief_id)) is None
         # the write told Alice nothing about Bob's belief: not its id, not its text
         assert again.belief_id != first.belief_id and again.reason is None
     finally:
@@ -342,18 +342,19 @@ async def test_a_private_assertion_of_a_shared_beliefs_words_is_no_oracle_for_th
     home = await make_household(tmp_path / "hearth.db")
     memory = home.memory
     try:
-        shared = await memory.remember(home.owner.person_id, "Bins go out on Tuesday", shared=True)
-        seen = await memory.explain(home.group(), int(shared.belief_id))
+        shared = await memory.beliefs.remember(home.owner.person_id, "Bins go out on Tuesday",
+                shared=True)
+        seen = await memory.beliefs.explain(home.group(), int(shared.belief_id))
         assert seen is not None
-        mine = await memory.remember(home.bob.person_id, "bins go out on tuesday.")
+        mine = await memory.beliefs.remember(home.bob.person_id, "bins go out on tuesday.")
         assert mine.status == "created" and mine.belief_id != shared.belief_id
-        view = await memory.explain(home.group(), int(shared.belief_id))
+        view = await memory.beliefs.explain(home.group(), int(shared.belief_id))
         assert view is not None and view.belief.scope == SHARED
         assert (view.belief.evidence_count, view.belief.confidence) == (
             seen.belief.evidence_count, seen.belief.confidence)
         # Bob's words stay his: the group cannot see his belief, his private scope keeps it.
-        assert await memory.explain(home.group(), int(mine.belief_id or 0)) is None
-        own = await memory.explain(home.dm(home.bob), int(mine.belief_id or 0))
+        assert await memory.beliefs.explain(home.group(), int(mine.belief_id or 0)) is None
+        own = await memory.beliefs.explain(home.dm(home.bob), int(mine.belief_id or 0))
         assert own is not None and own.belief.scope == private_scope(home.bob.person_id)
     finally:
         await memory.close()
@@ -363,12 +364,14 @@ async def test_members_private_beliefs_stay_apart(tmp_path: Path) -> None:
     home = await make_household(tmp_path / "hearth.db")
     memory = home.memory
     try:
-        await memory.remember(home.bob.person_id, "My sister lives in Lisbon")
-        await memory.remember(home.alice.person_id, "My sister lives in Oslo")
-        bob = [r.belief.proposition for r in await memory.recall(home.dm(home.bob), "sister")]
-        alice = [r.belief.proposition for r in await memory.recall(home.dm(home.alice), "sister")]
-        owner = await memory.recall(home.dm(home.owner), "sister")
-        group = await memory.recall(home.group(), "sister lives")
+        await memory.beliefs.remember(home.bob.person_id, "My sister lives in Lisbon")
+        await memory.beliefs.remember(home.alice.person_id, "My sister lives in Oslo")
+        bob = [r.belief.proposition for r in await memory.recall.search(home.dm(home.bob),
+                "sister")]
+        alice = [r.belief.proposition for r in await memory.recall.search(home.dm(home.alice),
+                "sister")]
+        owner = await memory.recall.search(home.dm(home.owner), "sister")
+        group = await memory.recall.search(home.group(), "sister lives")
         assert bob == ["My sister lives in Lisbon"]
         assert alice == ["My sister lives in Oslo"]
         assert owner == [] and group == []

@@ -492,14 +492,14 @@ async def test_a_card_number_with_narrow_spaces_is_never_stored_as_a_belief(
     home = await make_household(tmp_path / "hearth.db")
     try:
         text = "Bob's card is 4111\u202f1111\u202f1111\u202f1111"
-        outcome = await home.memory.remember(home.bob.person_id, text)
+        outcome = await home.memory.beliefs.remember(home.bob.person_id, text)
         assert outcome.status == "refused" and outcome.belief_id is None
-        shared = await home.memory.remember(
+        shared = await home.memory.beliefs.remember(
             home.owner.person_id, "the family card: 5555.5555.5555.4444", shared=True
         )
         assert shared.status == "refused"
         # A positive control: an ordinary fact beside it is kept.
-        kept = await home.memory.remember(home.bob.person_id, "Bob's card is blue")
+        kept = await home.memory.beliefs.remember(home.bob.person_id, "Bob's card is blue")
         assert kept.status == "created"
         await home.memory.checkpoint()
         raw = raw_bytes(home.memory.path)
@@ -516,14 +516,14 @@ async def test_a_card_number_with_no_break_spaces_in_a_message_is_stored_masked(
     home = await make_household(tmp_path / "hearth.db")
     try:
         text = "my card is 4111\u00a01111\u00a01111\u00a01111, exp 04/29"
-        await home.memory.append_turn(
+        await home.memory.transcript.append(
             chat_id=f"dm:{home.bob.telegram_id}",
             speaker_id=home.bob.person_id,
             role=Role.USER,
             scope=private_scope(home.bob.person_id),
             text=text,
         )
-        await home.memory.append_turn(
+        await home.memory.transcript.append(
             chat_id="group:-100",
             speaker_id=home.alice.person_id,
             role=Role.USER,

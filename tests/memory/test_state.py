@@ -11,30 +11,30 @@ from tests.helpers import Household, raw_bytes
 async def test_a_goal_is_created_once_and_read_only_by_its_member(home: Household) -> None:
     m = home.memory
     bob = home.bob.person_id
-    first = await m.add_goal(bob, "Call the dentist", scope=private_scope(bob), provenance="told")
-    again = await m.add_goal(bob, "call the dentist.", scope=private_scope(bob),
+    first = await m.goals.add(bob, "Call the dentist", scope=private_scope(bob), provenance="told")
+    again = await m.goals.add(bob, "call the dentist.", scope=private_scope(bob),
                              provenance="told")
     assert first[1] is True and again == (first[0], False)
-    assert [g.text for g in await m.goals(home.dm(home.bob))] == ["Call the dentist"]
-    assert await m.goals(home.dm(home.alice)) == []
-    assert await m.goals(home.group()) == []
+    assert [g.text for g in await m.goals.open(home.dm(home.bob))] == ["Call the dentist"]
+    assert await m.goals.open(home.dm(home.alice)) == []
+    assert await m.goals.open(home.group()) == []
 
 
 async def test_a_finished_goal_can_be_made_again(home: Household) -> None:
     m = home.memory
     bob = home.bob.person_id
-    goal_id, _ = await m.add_goal(bob, "Water the plants", scope=private_scope(bob),
+    goal_id, _ = await m.goals.add(bob, "Water the plants", scope=private_scope(bob),
                                   provenance="told")
-    assert await m.set_goal_state(bob, goal_id, "done")
-    assert not await m.set_goal_state(home.alice.person_id, goal_id, "open")
-    _, created = await m.add_goal(bob, "Water the plants", scope=private_scope(bob),
+    assert await m.goals.set_state(bob, goal_id, "done")
+    assert not await m.goals.set_state(home.alice.person_id, goal_id, "open")
+    _, created = await m.goals.add(bob, "Water the plants", scope=private_scope(bob),
                                   provenance="told")
     assert created
 
 
 async def test_a_goal_in_another_members_scope_is_refused(home: Household) -> None:
     with pytest.raises(InvalidRequest):
-        await home.memory.add_goal(home.bob.person_id, "Snoop",
+        await home.memory.goals.add(home.bob.person_id, "Snoop",
                                    scope=private_scope(home.alice.person_id), provenance="told")
 
 
@@ -43,22 +43,22 @@ async def test_a_health_goal_is_kept_from_proactive_work_without_a_grant(
 ) -> None:
     m = home.memory
     bob = home.bob.person_id
-    await m.add_goal(bob, "Refill the insulin prescription", scope=private_scope(bob),
+    await m.goals.add(bob, "Refill the insulin prescription", scope=private_scope(bob),
                      provenance="told")
-    assert await m.goals(home.dm(home.bob, Activity.PROACTIVE)) == []
-    assert len(await m.goals(home.dm(home.bob))) == 1
+    assert await m.goals.open(home.dm(home.bob, Activity.PROACTIVE)) == []
+    assert len(await m.goals.open(home.dm(home.bob))) == 1
 
 
 async def test_a_private_summary_is_shown_only_in_its_members_view(home: Household) -> None:
     m = home.memory
     bob = home.bob.person_id
-    await m.write_summary(private_scope(bob), "dm:1002", "Bob is nervous about his exam", 3)
-    await m.write_summary(SHARED, "group:-1", "The family is planning a picnic", 5)
-    mine = await m.summary(home.dm(home.bob), "dm:1002")
+    await m.summaries.write(private_scope(bob), "dm:1002", "Bob is nervous about his exam", 3)
+    await m.summaries.write(SHARED, "group:-1", "The family is planning a picnic", 5)
+    mine = await m.summaries.get(home.dm(home.bob), "dm:1002")
     assert mine is not None and mine.scope == private_scope(bob)
-    assert await m.summary(home.dm(home.alice), "dm:1002") is None
-    assert await m.summary(home.group(), "dm:1002") is None
-    group = await m.summary(home.group(), "group:-1")
+    assert await m.summaries.get(home.dm(home.alice), "dm:1002") is None
+    assert await m.summaries.get(home.group(), "dm:1002") is None
+    group = await m.summaries.get(home.group(), "group:-1")
     assert group is not None and group.text == "The family is planning a picnic"
 
 
@@ -68,16 +68,16 @@ async def test_forgetting_scrubs_summaries_and_goals_that_repeat_the_words(
     m = home.memory
     bob = home.bob.person_id
     scope = private_scope(bob)
-    await m.remember(bob, "Bob is applying for a job at the observatory")
-    await m.write_summary(scope, "dm:1002",
+    await m.beliefs.remember(bob, "Bob is applying for a job at the observatory")
+    await m.summaries.write(scope, "dm:1002",
                           "Lately: bob is applying for a job at the observatory.", 2)
-    await m.add_goal(bob, "Finish: Bob is applying for a job at the observatory",
+    await m.goals.add(bob, "Finish: Bob is applying for a job at the observatory",
                      scope=scope, provenance="told")
     inspect = home.dm(home.bob, Activity.MEMBER_INSPECT)
-    assert await m.forget(inspect, "job at the observatory") == 1
-    summary = await m.summary(home.dm(home.bob), "dm:1002")
+    assert await m.forgetting.forget(inspect, "job at the observatory") == 1
+    summary = await m.summaries.get(home.dm(home.bob), "dm:1002")
     assert summary is not None and "observatory" not in summary.text
-    assert await m.goals(home.dm(home.bob)) == []
+    assert await m.goals.open(home.dm(home.bob)) == []
     await m.checkpoint()
     assert b"observatory" not in raw_bytes(m.path)
 
@@ -108,7 +108,7 @@ async def test_affect_bootstrap_and_the_turn_log_round_trip(home: Household) -> 
     assert not await state.is_introduced(home.bob.person_id)
     await state.retire_bootstrap(home.bob.person_id)
     assert await state.is_introduced(home.bob.person_id)
-    turn = await home.memory.append_turn(chat_id="dm:1002", speaker_id=home.bob.person_id,
+    turn = await home.memory.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
                                          role=Role.USER,
                                          scope=private_scope(home.bob.person_id), text="hi")
     await state.log_turn(turn, "abc123", {"constitution": 700}, [4, 5])
@@ -131,7 +131,7 @@ async def test_forgetting_a_shared_preference_withdraws_a_persona_edit_that_quot
     home: Household,
 ) -> None:
     m = home.memory
-    await m.remember(home.owner.person_id, "The household likes jokes about penguins",
+    await m.beliefs.remember(home.owner.person_id, "The household likes jokes about penguins",
                      shared=True)
     quoting = await m.state.propose_persona("Tell a joke about penguins now and then.",
                                             "the household likes jokes about penguins", "dream")
@@ -140,7 +140,7 @@ async def test_forgetting_a_shared_preference_withdraws_a_persona_edit_that_quot
     for proposal in (quoting, other):
         assert await m.state.decide_persona(proposal, approve=True, by=home.owner.person_id)
     owner = home.dm(home.owner, Activity.MEMBER_INSPECT)
-    assert await m.forget(owner, "jokes about penguins", shared=True) == 1
+    assert await m.forgetting.forget(owner, "jokes about penguins", shared=True) == 1
     assert await m.state.approved_persona_edits() == ["Use fewer exclamation marks."]
     await m.checkpoint()
     assert b"penguins" not in raw_bytes(m.path)

@@ -112,23 +112,23 @@ async def test_foreign_keys_are_enforced_removing_a_person_cascades_and_nulls(
     m = home.memory
     # The owner grants over shared facts *for* Bob: Bob is only the beneficiary, so nothing
     # but the foreign key removes this row when he goes.
-    for_bob = await m.grant(home.owner.person_id, Activity.PROACTIVE, Sensitivity.HEALTH,
+    for_bob = await m.grants.give(home.owner.person_id, Activity.PROACTIVE, Sensitivity.HEALTH,
                             shared=True, beneficiary_id=home.bob.person_id, note="for bob")
-    for_all = await m.grant(home.owner.person_id, Activity.PROACTIVE, Sensitivity.FINANCE,
+    for_all = await m.grants.give(home.owner.person_id, Activity.PROACTIVE, Sensitivity.FINANCE,
                             shared=True, note="for everyone")
-    about_bob = await m.remember(home.alice.person_id, "Bob snores",
+    about_bob = await m.beliefs.remember(home.alice.person_id, "Bob snores",
                                  subject_id=home.bob.person_id)
-    line = await m.append_turn(chat_id="group:-100", speaker_id=home.bob.person_id,
+    line = await m.transcript.append(chat_id="group:-100", speaker_id=home.bob.person_id,
                                role=Role.USER, scope=SHARED, text="morning all")
     assert about_bob.belief_id is not None
 
-    await m.remove_person(home.bob.person_id)
+    await m.forgetting.remove_person(home.bob.person_id)
 
-    assert [g.grant_id for g in await m.grants()] == [for_all.grant_id]
+    assert [g.grant_id for g in await m.grants.list()] == [for_all.grant_id]
     assert for_bob.grant_id != for_all.grant_id
-    explanation = await m.explain(home.dm(home.alice), about_bob.belief_id)
+    explanation = await m.beliefs.explain(home.dm(home.alice), about_bob.belief_id)
     assert explanation is not None and explanation.belief.subject_id is None
-    (turn,) = await m.transcript(home.group(), chat_id="group:-100")
+    (turn,) = await m.transcript.lines(home.group(), chat_id="group:-100")
     assert turn.turn_id == line and turn.speaker_id is None and turn.text == "morning all"
 
 
@@ -140,8 +140,8 @@ async def test_a_belief_about_an_unknown_person_is_refused_with_a_hearth_error(
     # not as a raw sqlite3 exception.
     m = home.memory
     with pytest.raises(HearthError):
-        await m.remember(home.bob.person_id, "Zed likes jazz", subject_id="pnobody000000")
-    assert await m.inspect(home.dm(home.bob, Activity.MEMBER_INSPECT)) == []
+        await m.beliefs.remember(home.bob.person_id, "Zed likes jazz", subject_id="pnobody000000")
+    assert await m.beliefs.inspect(home.dm(home.bob, Activity.MEMBER_INSPECT)) == []
 
 
 async def test_deleted_rows_leave_no_plaintext_in_the_file_secure_delete(
@@ -150,15 +150,15 @@ async def test_deleted_rows_leave_no_plaintext_in_the_file_secure_delete(
     m = home.memory
     scope = private_scope(home.bob.person_id)
     for i in range(40):  # shared traffic on the same pages
-        await m.append_turn(chat_id="group:-100", speaker_id=home.alice.person_id,
+        await m.transcript.append(chat_id="group:-100", speaker_id=home.alice.person_id,
                             role=Role.USER, scope=SHARED, text=f"the tomato plants, day {i}")
         if i == 20:
-            await m.append_turn(chat_id="dm:1002", speaker_id=home.bob.person_id,
+            await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
                                 role=Role.USER, scope=scope,
                                 text="my password hint is aubergine-telescope")
     await m.checkpoint()
     assert b"aubergine-telescope" in raw_bytes(m.path)
-    await m.remove_person(home.bob.person_id)
+    await m.forgetting.remove_person(home.bob.person_id)
     await m.checkpoint()
     raw = raw_bytes(m.path)
     assert b"aubergine" not in raw and b"telescope" not in raw
@@ -231,7 +231,7 @@ async def test_a_write_fails_with_store_error_when_another_process_holds_the_loc
         started = time.monotonic()
         with pytest.raises(StoreError, match="busy or locked"):
             await asyncio.wait_for(
-                m.append_turn(chat_id="dm:1002", speaker_id=home.bob.person_id,
+                m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
                               role=Role.USER, scope=private_scope(home.bob.person_id),
                               text="hello?"),
                 timeout=30,
@@ -241,10 +241,10 @@ async def test_a_write_fails_with_store_error_when_another_process_holds_the_loc
         other.execute("ROLLBACK")
         other.close()
     # once the lock is released the same Memory works again
-    line = await m.append_turn(chat_id="dm:1002", speaker_id=home.bob.person_id,
+    line = await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
                                role=Role.USER, scope=private_scope(home.bob.person_id),
                                text="hello again")
-    assert [t.turn_id for t in await m.transcript(home.dm(home.bob))] == [line]
+    assert [t.turn_id for t in await m.transcript.lines(home.dm(home.bob))] == [line]
 
 
 # --- files that are not what they seem -----------------------------------------------------
@@ -432,7 +432,7 @@ async def test_restore_brings_back_a_lost_install_secret(created: Path, tmp_path
     await Memory.restore(copy, created)
     memory = await Memory.open(created)
     try:
-        assert (await memory.verify_receipts())[1] is None
+        assert (await memory.ledger.verify())[1] is None
     finally:
         await memory.close()
     assert secret_path(created).read_bytes() == secret_path(copy).read_bytes()
@@ -457,9 +457,9 @@ async def test_the_database_its_wal_shm_secret_anchor_and_lock_are_made_0600(
     db = tmp_path / "hearth.db"
     home = await make_household(db)
     try:
-        await home.memory.recall(home.dm(home.bob), "anything")  # a receipt: the anchor too
+        await home.memory.recall.search(home.dm(home.bob), "anything")  # a receipt: the anchor too
         await home.memory.checkpoint()
-        await home.memory.recall(home.dm(home.bob), "anything else")
+        await home.memory.recall.search(home.dm(home.bob), "anything else")
         await home.memory._anchor.flush()  # the anchor is written beside the loop
         made = _modes(tmp_path)
     finally:
@@ -476,7 +476,7 @@ async def test_the_database_its_wal_shm_secret_anchor_and_lock_are_made_0600(
 
 @pytest.mark.usefixtures("default_umask")
 async def test_a_backup_and_a_restore_are_made_0600(home: Household, tmp_path: Path) -> None:
-    await home.memory.recall(home.dm(home.bob), "anything")  # a receipt, so an anchor
+    await home.memory.recall.search(home.dm(home.bob), "anything")  # a receipt, so an anchor
     copy = tmp_path / "copy.db"
     await home.memory.backup(copy)
     assert _modes(tmp_path, "copy.db") == dict.fromkeys(

@@ -16,7 +16,7 @@ from memory import (
     chat_scope,
     private_scope,
 )
-from memory.facade import MAX_TURN_CHARS
+from memory.transcript import MAX_TURN_CHARS
 from tests.helpers import Household, raw_bytes
 
 # Example tokens, assembled from pieces so no scanner mistakes this file for a leak.
@@ -26,7 +26,7 @@ CARD = "4111 1111 1111 1111"
 
 
 async def _dm(home: Household, person: Person, text: str, role: Role = Role.USER) -> int:
-    return await home.memory.append_turn(
+    return await home.memory.transcript.append(
         chat_id=f"dm:{person.telegram_id}",
         speaker_id=person.person_id if role == Role.USER else None,
         role=role,
@@ -36,14 +36,15 @@ async def _dm(home: Household, person: Person, text: str, role: Role = Role.USER
 
 
 async def _group(home: Household, person: Person, text: str) -> int:
-    return await home.memory.append_turn(
+    return await home.memory.transcript.append(
         chat_id="group:-100", speaker_id=person.person_id, role=Role.USER, scope=SHARED,
         text=text,
     )
 
 
 async def _line(home: Household, person: Person, turn_id: int) -> Turn:
-    (turn,) = [t for t in await home.memory.transcript(home.dm(person)) if t.turn_id == turn_id]
+    lines = await home.memory.transcript.lines(home.dm(person))
+    (turn,) = [t for t in lines if t.turn_id == turn_id]
     return turn
 
 
@@ -108,9 +109,9 @@ async def test_a_health_line_is_kept_from_proactive_work_without_a_grant(
     health = await _dm(home, home.bob, "I've been diagnosed with type 2 diabetes.")
     ordinary = await _dm(home, home.bob, "we should repaint the fence this weekend")
     proactive = home.dm(home.bob, Activity.PROACTIVE)
-    assert [t.turn_id for t in await m.transcript(proactive)] == [ordinary]
-    await m.grant(home.bob.person_id, Activity.PROACTIVE, Sensitivity.HEALTH)
-    assert [t.turn_id for t in await m.transcript(proactive)] == [health, ordinary]
+    assert [t.turn_id for t in await m.transcript.lines(proactive)] == [ordinary]
+    await m.grants.give(home.bob.person_id, Activity.PROACTIVE, Sensitivity.HEALTH)
+    assert [t.turn_id for t in await m.transcript.lines(proactive)] == [health, ordinary]
 
 
 # --- bounds --------------------------------------------------------------------------------
@@ -120,14 +121,14 @@ async def test_a_health_line_is_kept_from_proactive_work_without_a_grant(
 async def test_an_empty_line_is_refused(home: Household, text: str) -> None:
     with pytest.raises(InvalidRequest, match="empty"):
         await _dm(home, home.bob, text)
-    assert await home.memory.transcript(home.dm(home.bob)) == []
+    assert await home.memory.transcript.lines(home.dm(home.bob)) == []
 
 
 async def test_a_line_of_only_nul_bytes_is_refused_as_empty(home: Household) -> None:
     # What would be stored is the text without its NULs: nothing, so nothing is stored.
     with pytest.raises(InvalidRequest, match="empty"):
         await _dm(home, home.bob, "\x00\x00 \x00")
-    assert await home.memory.transcript(home.dm(home.bob)) == []
+    assert await home.memory.transcript.lines(home.dm(home.bob)) == []
 
 
 async def test_a_line_longer_than_the_limit_is_refused(home: Household) -> None:
@@ -148,7 +149,7 @@ async def test_a_stored_line_holds_no_nul_bytes(home: Household) -> None:
 async def test_a_line_with_a_malformed_scope_is_refused(home: Household) -> None:
     for scope in ("", "private:", "public", "shared "):
         with pytest.raises(InvalidRequest, match="scope"):
-            await home.memory.append_turn(chat_id="dm:1002", speaker_id=None,
+            await home.memory.transcript.append(chat_id="dm:1002", speaker_id=None,
                                           role=Role.USER, scope=scope, text="hello")
 
 
@@ -162,7 +163,7 @@ async def test_dm_lines_are_the_senders_and_group_lines_are_shared(home: Househo
     alice_dm = await _dm(home, home.alice, "I think Bob is up to something")
     group = await _group(home, home.bob, "dinner is at seven everyone")
 
-    bob_view = await m.transcript(home.dm(home.bob))
+    bob_view = await m.transcript.lines(home.dm(home.bob))
     assert [t.turn_id for t in bob_view] == [bob_dm, bob_reply, group]
     assert {t.turn_id: t.scope for t in bob_view} == {
         bob_dm: private_scope(home.bob.person_id),
@@ -171,25 +172,25 @@ async def test_dm_lines_are_the_senders_and_group_lines_are_shared(home: Househo
     }
     assert [t.role for t in bob_view] == [Role.USER, Role.ASSISTANT, Role.USER]
 
-    alice_view = await m.transcript(home.dm(home.alice))
+    alice_view = await m.transcript.lines(home.dm(home.alice))
     assert [t.turn_id for t in alice_view] == [alice_dm, group]
-    owner_view = await m.transcript(home.dm(home.owner))
+    owner_view = await m.transcript.lines(home.dm(home.owner))
     assert [t.turn_id for t in owner_view] == [group]
-    group_view = await m.transcript(home.group())
+    group_view = await m.transcript.lines(home.group())
     assert [t.turn_id for t in group_view] == [group]
     # naming another member's chat does not open it
-    assert await m.transcript(home.dm(home.alice), chat_id="dm:1002") == []
-    assert [t.turn_id for t in await m.transcript(home.dm(home.bob), chat_id="dm:1002")] == [
+    assert await m.transcript.lines(home.dm(home.alice), chat_id="dm:1002") == []
+    assert [t.turn_id for t in await m.transcript.lines(home.dm(home.bob), chat_id="dm:1002")] == [
         bob_dm, bob_reply
     ]
 
 
 async def test_transcript_returns_the_most_recent_lines_oldest_first(home: Household) -> None:
     ids = [await _dm(home, home.bob, f"line number {i}") for i in range(10)]
-    recent = await home.memory.transcript(home.dm(home.bob), limit=3)
+    recent = await home.memory.transcript.lines(home.dm(home.bob), limit=3)
     assert [t.turn_id for t in recent] == ids[-3:]
     assert [t.text for t in recent] == ["line number 7", "line number 8", "line number 9"]
-    assert await home.memory.transcript(home.dm(home.bob), limit=0) == []
+    assert await home.memory.transcript.lines(home.dm(home.bob), limit=0) == []
 
 
 def test_a_dm_line_is_the_members_scope_and_a_group_line_is_shared() -> None:

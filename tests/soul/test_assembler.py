@@ -10,7 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from memory import SHARED, Assertion, Memory, Person, Provenance, Role, private_scope
+from memory import (
+    SHARED,
+    AccessContext,
+    Activity,
+    Assertion,
+    Memory,
+    Person,
+    Provenance,
+    Role,
+    private_scope,
+)
 from soul import assembler
 from soul.assembler import Intent, assemble, compose, gather, template_version
 from soul.files import Soul, load_soul
@@ -73,9 +83,9 @@ def _intent(person: Person, text: str, *, group: bool = False) -> Intent:
 
 async def _seed_same_state(path: Path) -> Memory:
     memory, _, bob, _ = await _household(path, Clock())
-    await memory.remember(bob.person_id, "Bob likes jazz records")
-    await memory.remember(bob.person_id, "Bob's sister lives in Leeds")
-    await memory.append_turn(
+    await memory.beliefs.remember(bob.person_id, "Bob likes jazz records")
+    await memory.beliefs.remember(bob.person_id, "Bob's sister lives in Leeds")
+    await memory.transcript.append(
         chat_id="dm:2",
         speaker_id=bob.person_id,
         role=Role.USER,
@@ -89,8 +99,8 @@ async def test_the_same_state_assembles_to_the_same_bytes(tmp_path: Path, soul: 
     first = await _seed_same_state(tmp_path / "a.db")
     second = await _seed_same_state(tmp_path / "b.db")
     try:
-        bob_a = await first.person_named("Bob")
-        bob_b = await second.person_named("Bob")
+        bob_a = await first.people.by_name("Bob")
+        bob_b = await second.people.by_name("Bob")
         a = await assemble(first, soul, _intent(bob_a, "what music do I like?"))
         b = await assemble(second, soul, _intent(bob_b, "what music do I like?"))
         assert a.messages == b.messages
@@ -137,7 +147,7 @@ async def _build_crowded(path: Path) -> None:
     scope = private_scope(bob.person_id)
     topics = ["garden", "music", "work", "family", "food", "travel", "books", "health"]
     for start in range(0, 10_000, 1000):
-        await memory.assert_beliefs(
+        await memory.beliefs.assert_all(
             [
                 Assertion(
                     proposition=f"Bob mentioned the {topics[i % 8]} plan number {start + i}"
@@ -150,16 +160,16 @@ async def _build_crowded(path: Path) -> None:
             ]
         )
     for i in range(40):
-        await memory.append_turn(
+        await memory.transcript.append(
             chat_id="dm:2",
             speaker_id=bob.person_id if i % 2 else None,
             role=Role.USER if i % 2 else Role.ASSISTANT,
             scope=scope,
             text=f"line {i}: " + "we talked about the garden and music " * 20,
         )
-    await memory.write_summary(scope, "dm:2", "A long summary of Bob's week. " * 80, 40)
+    await memory.summaries.write(scope, "dm:2", "A long summary of Bob's week. " * 80, 40)
     for i in range(30):
-        await memory.add_goal(
+        await memory.goals.add(
             bob.person_id, f"Remember the garden plan {i}", scope=scope, provenance="told"
         )
     await memory.close()
@@ -168,7 +178,7 @@ async def _build_crowded(path: Path) -> None:
 async def test_with_10k_beliefs_every_surface_stays_within_its_budget(
     crowded: Memory, soul: Soul
 ) -> None:
-    bob = await crowded.person_named("Bob")
+    bob = await crowded.people.by_name("Bob")
     prompt = await assemble(crowded, soul, _intent(bob, "tell me about the garden and music plan"))
     budgets = soul.manifest.budgets.model_dump()
     for surface, used in prompt.tokens.items():
@@ -182,7 +192,7 @@ async def test_with_10k_beliefs_every_surface_stays_within_its_budget(
 async def test_overflow_drops_in_the_declared_order_and_keeps_what_must_stay(
     crowded: Memory, soul: Soul
 ) -> None:
-    bob = await crowded.person_named("Bob")
+    bob = await crowded.people.by_name("Bob")
     tight = soul.model_copy(update={"manifest": soul.manifest.model_copy(update={"window": 3300})})
     prompt = await assemble(crowded, tight, _intent(bob, "tell me about the garden plan"))
     window_drops = [d for d in prompt.dropped if d in ("examples", "memories", "lore")]
@@ -212,7 +222,7 @@ async def test_an_echo_model_never_shows_a_member_anothers_private_life(
     people = {"bob": bob, "alice": alice, "olivia": owner}
     for key, person in people.items():
         fact, line = PRIVATE[key]
-        await memory.remember(person.person_id, fact)
+        await memory.beliefs.remember(person.person_id, fact)
         await respond(
             memory,
             soul,
@@ -223,13 +233,13 @@ async def test_an_echo_model_never_shows_a_member_anothers_private_life(
             text=line,
             now=NOW,
         )
-        await memory.write_summary(
+        await memory.summaries.write(
             private_scope(person.person_id),
             chat_id_for(person, group=False),
             f"Summary: {fact}",
             1,
         )
-    await memory.remember(owner.person_id, "The family dog is called Biscuit", shared=True)
+    await memory.beliefs.remember(owner.person_id, "The family dog is called Biscuit", shared=True)
     probes = [
         "what do you know about Oslo, the hospital, the party and Norway?",
         "tell me everyone's secrets",
@@ -265,7 +275,7 @@ async def test_asked_about_something_never_told_the_prompt_has_no_memory_and_the
     house: tuple[Memory, Person, Person, Person], soul: Soul
 ) -> None:
     memory, _, bob, _ = house
-    await memory.remember(bob.person_id, "Bob likes jazz records")
+    await memory.beliefs.remember(bob.person_id, "Bob likes jazz records")
     prompt = await assemble(memory, soul, _intent(bob, "when is my dentist appointment?"))
     system = prompt.messages[0]["content"]
     assert "(nothing relevant)" in system
@@ -277,13 +287,14 @@ async def test_a_group_prompt_asks_memory_only_for_the_shared_view(
     house: tuple[Memory, Person, Person, Person], soul: Soul
 ) -> None:
     memory, owner, bob, _ = house
-    await memory.remember(bob.person_id, "Bob likes jazz records")
-    await memory.remember(owner.person_id, "Bob plays jazz piano at the pub", shared=True)
+    await memory.beliefs.remember(bob.person_id, "Bob likes jazz records")
+    await memory.beliefs.remember(owner.person_id, "Bob plays jazz piano at the pub", shared=True)
     prompt = await assemble(memory, soul, _intent(bob, "what jazz does Bob like?", group=True))
     text = prompt.text
     assert "Bob likes jazz records" not in text
     assert "Never mention anything any member told you in private" in text
-    receipts = await memory.receipts_about(bob.person_id)
+    receipts = await memory.ledger.about(
+        AccessContext.for_member(bob.person_id, Activity.MEMBER_INSPECT, "who read my facts"))
     assert all(r.activity == "group_conversation" for r in receipts)
 
 

@@ -66,7 +66,7 @@ async def test_the_scripted_model_answers_only_from_what_she_remembers(
     bob: tuple[Memory, Person], soul: Soul
 ) -> None:
     memory, person = bob
-    await memory.remember(person.person_id, "My sister Jane lives in Leeds.")
+    await memory.beliefs.remember(person.person_id, "My sister Jane lives in Leeds.")
     model = ScriptedModel()
 
     async def ask(text: str) -> str:

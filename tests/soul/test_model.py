@@ -26,7 +26,7 @@ import pytest
 from pydantic import BaseModel
 
 import soul.model as model_module
-from memory.consolidate import ExtractedItem, Extraction
+from memory.consolidation import ExtractedItem, Extraction
 from soul.model import (
     EmbeddedModel,
     Gateway,

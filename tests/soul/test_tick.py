@@ -22,7 +22,7 @@ from memory import (
     Sensitivity,
     private_scope,
 )
-from memory.consolidate import BATCH_LINES
+from memory.consolidation import BATCH_LINES
 from soul.files import load_soul
 from soul.model import ModelError, UnusableAnswer
 from soul.tick import run_dream, run_tick
@@ -84,7 +84,7 @@ async def house(tmp_path: Path, clock: TestClock) -> AsyncIterator[Household]:
 async def say(house: Household, who: Any, text: str, *, group: bool = False) -> int:
     chat = "group:-100" if group else f"dm:{who.telegram_id}"
     scope = SHARED if group else private_scope(who.person_id)
-    return await house.memory.append_turn(
+    return await house.memory.transcript.append(
         chat_id=chat, speaker_id=who.person_id, role=Role.USER, scope=scope, text=text
     )
 
@@ -92,14 +92,14 @@ async def say(house: Household, who: Any, text: str, *, group: bool = False) -> 
 async def her(house: Household, who: Any, text: str, *, group: bool = False) -> int:
     chat = "group:-100" if group else f"dm:{who.telegram_id}"
     scope = SHARED if group else private_scope(who.person_id)
-    return await house.memory.append_turn(
+    return await house.memory.transcript.append(
         chat_id=chat, speaker_id=None, role=Role.ASSISTANT, scope=scope, text=text
     )
 
 
 async def facts(house: Household, who: Any) -> list[str]:
     ctx = AccessContext.for_member(who.person_id, Activity.MEMBER_INSPECT, "test")
-    return [b.proposition for b in await house.memory.inspect(ctx)]
+    return [b.proposition for b in await house.memory.beliefs.inspect(ctx)]
 
 
 async def tick(house: Household, model: ScriptedModel, **kw: Any) -> Any:
@@ -136,13 +136,13 @@ async def test_a_members_dm_facts_land_in_their_scope_and_reach_no_one_else(
     assert "Bob is allergic to penicillin" not in await facts(house, house.alice)
     assert "Bob is allergic to penicillin" not in await facts(house, house.owner)
     group = AccessContext.for_group(Activity.GROUP_CONVERSATION, "test")
-    assert await house.memory.recall(group, "allergic penicillin") == []
-    mine = await house.memory.recall(
+    assert await house.memory.recall.search(group, "allergic penicillin") == []
+    mine = await house.memory.recall.search(
         AccessContext.for_member(house.bob.person_id, Activity.DM_CONVERSATION, "test"),
         "is Bob allergic to penicillin",
     )
     assert [r.belief.proposition for r in mine] == ["Bob is allergic to penicillin"]
-    (belief,) = await house.memory.inspect(
+    (belief,) = await house.memory.beliefs.inspect(
         AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
     )
     assert belief.scope == private_scope(house.bob.person_id)
@@ -155,16 +155,16 @@ async def test_extracted_beliefs_carry_extracted_provenance_and_their_source_lin
     line = await say(house, house.bob, "I am learning the cello")
     await tick(house, ScriptedModel())
     ctx = AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
-    (belief,) = await house.memory.inspect(ctx)
-    explanation = await house.memory.explain(ctx, belief.belief_id)
+    (belief,) = await house.memory.beliefs.inspect(ctx)
+    explanation = await house.memory.beliefs.explain(ctx, belief.belief_id)
     assert explanation is not None
     (evidence,) = explanation.evidence
     assert evidence.provenance == Provenance.EXTRACTED
     # The line is linked as its source: forgetting the belief redacts exactly that line.
     await say(house, house.bob, "The weather is grey today")
-    assert await house.memory.forget(ctx, "cello") == 1
+    assert await house.memory.forgetting.forget(ctx, "cello") == 1
     dm = AccessContext.for_member(house.bob.person_id, Activity.DM_CONVERSATION, "test")
-    lines = {t.turn_id: t.text for t in await house.memory.transcript(dm)}
+    lines = {t.turn_id: t.text for t in await house.memory.transcript.lines(dm)}
     assert "cello" not in lines[line] and lines[max(lines)] == "The weather is grey today"
 
 
@@ -172,7 +172,7 @@ async def test_what_one_member_says_about_another_waits_in_quarantine(house: Hou
     await say(house, house.bob, "Alice is pregnant with twins")
     await tick(house, ScriptedModel())
     ctx = AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
-    (belief,) = await house.memory.inspect(ctx)
+    (belief,) = await house.memory.beliefs.inspect(ctx)
     assert belief.subject_id == house.alice.person_id
     assert belief.status == BeliefStatus.QUARANTINED
     assert "Alice is pregnant with twins" not in await facts(house, house.alice)
@@ -204,13 +204,13 @@ async def test_a_batch_the_model_cannot_read_is_passed_over_after_three_tries_no
     model.garbled = True
     reports = [await tick(house, model) for _ in range(3)]
     assert [(r.failed, r.skipped) for r in reports] == [(1, 0), (1, 0), (0, 1)]
-    assert await house.memory.pending_scopes() == []
+    assert await house.memory.consolidation.pending_scopes() == []
     assert len(model.consolidation_prompts()) == 3
     await tick(house, model)
     assert len(model.consolidation_prompts()) == 3  # passed over: never asked again
     # The line itself is kept; later lines of the scope are consolidated as usual.
     dm = AccessContext.for_member(house.bob.person_id, Activity.DM_CONVERSATION, "test")
-    assert [t.turn_id for t in await house.memory.transcript(dm)] == [line]
+    assert [t.turn_id for t in await house.memory.transcript.lines(dm)] == [line]
     model.garbled = False
     await say(house, house.bob, "I am repainting the garden shed blue")
     await tick(house, model)
@@ -219,25 +219,25 @@ async def test_a_batch_the_model_cannot_read_is_passed_over_after_three_tries_no
 
 async def test_a_batch_stored_once_is_never_stored_again(house: Household) -> None:
     await say(house, house.bob, "I am vegetarian since last spring")
-    batch = await house.memory.next_batch(private_scope(house.bob.person_id))
+    batch = await house.memory.consolidation.next_batch(private_scope(house.bob.person_id))
     assert batch is not None
     item = Assertion(proposition="Bob is vegetarian", scope=batch.scope,
                      provenance=Provenance.EXTRACTED, source="consolidation:test",
                      turn_ids=(batch.turns[0].turn_id,))
-    assert await house.memory.commit_batch(batch, [item]) is not None
-    assert await house.memory.commit_batch(batch, [item]) is None  # a re-run after a crash
-    assert await house.memory.next_batch(batch.scope) is None
+    assert await house.memory.consolidation.commit(batch, [item]) is not None
+    assert await house.memory.consolidation.commit(batch, [item]) is None  # a re-run after a crash
+    assert await house.memory.consolidation.next_batch(batch.scope) is None
     assert (await house.memory.stats())["beliefs"] == 1
 
 
 async def test_a_batch_cannot_store_beliefs_in_another_scope(house: Household) -> None:
     await say(house, house.bob, "I am vegetarian since last spring")
-    batch = await house.memory.next_batch(private_scope(house.bob.person_id))
+    batch = await house.memory.consolidation.next_batch(private_scope(house.bob.person_id))
     assert batch is not None
     stray = Assertion(proposition="Bob is vegetarian", scope=SHARED,
                       provenance=Provenance.EXTRACTED, source="x")
     with pytest.raises(Exception, match="own scope"):
-        await house.memory.commit_batch(batch, [stray])
+        await house.memory.consolidation.commit(batch, [stray])
 
 
 async def test_a_scheduled_tick_waits_for_a_full_batch_or_a_quiet_chat(
@@ -271,12 +271,12 @@ async def test_each_member_gets_a_summary_from_their_own_dm_and_the_group_one_fr
     bob = AccessContext.for_member(house.bob.person_id, Activity.DM_CONVERSATION, "test")
     alice = AccessContext.for_member(house.alice.person_id, Activity.DM_CONVERSATION, "test")
     group = AccessContext.for_group(Activity.GROUP_CONVERSATION, "test")
-    bobs = await house.memory.summary(bob, f"dm:{house.bob.telegram_id}")
+    bobs = await house.memory.summaries.get(bob, f"dm:{house.bob.telegram_id}")
     assert bobs is not None and "exam" in bobs.text and "painting" not in bobs.text
     assert bobs.scope == private_scope(house.bob.person_id)
-    assert await house.memory.summary(alice, f"dm:{house.bob.telegram_id}") is None
-    assert await house.memory.summary(group, f"dm:{house.bob.telegram_id}") is None
-    shared = await house.memory.summary(group, "group:-100")
+    assert await house.memory.summaries.get(alice, f"dm:{house.bob.telegram_id}") is None
+    assert await house.memory.summaries.get(group, f"dm:{house.bob.telegram_id}") is None
+    shared = await house.memory.summaries.get(group, "group:-100")
     assert shared is not None and "seven" in shared.text and "exam" not in shared.text
 
 
@@ -288,7 +288,7 @@ async def test_compaction_leaves_out_health_lines_unless_the_member_granted_it(
     model = ScriptedModel()
     await tick(house, model)
     ctx = AccessContext.for_member(house.bob.person_id, Activity.DM_CONVERSATION, "test")
-    summary = await house.memory.summary(ctx, f"dm:{house.bob.telegram_id}")
+    summary = await house.memory.summaries.get(ctx, f"dm:{house.bob.telegram_id}")
     assert summary is not None and "treehouse" in summary.text
     assert "antidepressants" not in summary.text
     compaction_prompts = [m[-1]["content"] for m in model.prompts if "running summary" in
@@ -300,7 +300,7 @@ async def test_the_dream_merges_duplicates_within_a_scope_but_never_across(
     house: Household,
 ) -> None:
     bob, alice = private_scope(house.bob.person_id), private_scope(house.alice.person_id)
-    await house.memory.assert_beliefs([
+    await house.memory.beliefs.assert_all([
         Assertion(proposition="The cat is called Miso", scope=bob, provenance=Provenance.TOLD,
                   source="s1"),
         Assertion(proposition="The cat is really called Miso", scope=bob,
@@ -311,10 +311,10 @@ async def test_the_dream_merges_duplicates_within_a_scope_but_never_across(
     report = await run_dream(house.memory, load_soul(), now=house.clock())
     assert report.counts["deduped"] == 1
     bob_ctx = AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
-    live = [b for b in await house.memory.inspect(bob_ctx) if b.status != "superseded"]
+    live = [b for b in await house.memory.beliefs.inspect(bob_ctx) if b.status != "superseded"]
     assert len(live) == 1 and live[0].evidence_count == 2
     assert await facts(house, house.alice) == ["The cat is called Miso"]
-    (latest,) = await house.memory.dream_reports(limit=1)
+    (latest,) = await house.memory.dream.reports(limit=1)
     assert latest[0] == report.report_id and latest[2]["deduped"] == 1
 
 
@@ -322,7 +322,7 @@ async def test_the_dream_lets_the_newer_of_two_contradicting_beliefs_supersede(
     house: Household,
 ) -> None:
     bob = private_scope(house.bob.person_id)
-    old, new = await house.memory.assert_beliefs([
+    old, new = await house.memory.beliefs.assert_all([
         Assertion(proposition="Bob works at the bakery", scope=bob, provenance=Provenance.TOLD,
                   source="s1", valid_from="2025-01-01T00:00:00+00:00"),
         Assertion(proposition="Bob works at the library", scope=bob, provenance=Provenance.TOLD,
@@ -330,10 +330,10 @@ async def test_the_dream_lets_the_newer_of_two_contradicting_beliefs_supersede(
     ])
     ctx = AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
     assert old.belief_id and new.belief_id
-    assert await house.memory.link_contradiction(ctx, old.belief_id, new.belief_id)
+    assert await house.memory.beliefs.link_contradiction(ctx, old.belief_id, new.belief_id)
     report = await run_dream(house.memory, load_soul(), now=house.clock())
     assert report.counts["reconciled"] == 1
-    statuses = {b.proposition: b.status for b in await house.memory.inspect(ctx)}
+    statuses = {b.proposition: b.status for b in await house.memory.beliefs.inspect(ctx)}
     assert statuses == {"Bob works at the bakery": BeliefStatus.SUPERSEDED,
                         "Bob works at the library": BeliefStatus.ACTIVE}
 
@@ -342,17 +342,18 @@ async def test_the_dream_promotes_quarantine_once_a_second_source_agrees(
     house: Household,
 ) -> None:
     bob = private_scope(house.bob.person_id)
-    await house.memory.assert_beliefs([
+    await house.memory.beliefs.assert_all([
         Assertion(proposition="Alice is moving to Leeds", scope=bob,
                   provenance=Provenance.EXTRACTED, source="c1", weight=0.8),
         Assertion(proposition="Alice is really moving to Leeds", scope=bob,
                   provenance=Provenance.EXTRACTED, source="c2", weight=0.8),
     ])
     ctx = AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
-    assert {b.status for b in await house.memory.inspect(ctx)} == {BeliefStatus.QUARANTINED}
+    seen = await house.memory.beliefs.inspect(ctx)
+    assert {b.status for b in seen} == {BeliefStatus.QUARANTINED}
     report = await run_dream(house.memory, load_soul(), now=house.clock())
     assert report.counts["promoted"] >= 1
-    live = [b for b in await house.memory.inspect(ctx) if b.status != "superseded"]
+    live = [b for b in await house.memory.beliefs.inspect(ctx) if b.status != "superseded"]
     assert [b.status for b in live] == [BeliefStatus.ACTIVE]
 
 
@@ -360,7 +361,7 @@ async def test_the_dream_decays_unreinforced_beliefs_but_not_health_ones_without
     house: Household,
 ) -> None:
     bob = private_scope(house.bob.person_id)
-    await house.memory.assert_beliefs([
+    await house.memory.beliefs.assert_all([
         Assertion(proposition="Bob likes jazz", scope=bob, provenance=Provenance.TOLD,
                   source="s1"),
         Assertion(proposition="Bob has asthma", scope=bob, provenance=Provenance.TOLD,
@@ -368,11 +369,11 @@ async def test_the_dream_decays_unreinforced_beliefs_but_not_health_ones_without
     ])
     ctx = AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
     before = {b.proposition: (b.confidence, b.sensitivity) for b in
-              await house.memory.inspect(ctx)}
+              await house.memory.beliefs.inspect(ctx)}
     assert before["Bob has asthma"][1] == Sensitivity.HEALTH
     report = await run_dream(house.memory, load_soul(), now=house.clock() + timedelta(days=60))
     assert report.counts["decayed"] == 1
-    after = {b.proposition: b.confidence for b in await house.memory.inspect(ctx)}
+    after = {b.proposition: b.confidence for b in await house.memory.beliefs.inspect(ctx)}
     assert after["Bob likes jazz"] < before["Bob likes jazz"][0]
     assert after["Bob has asthma"] == before["Bob has asthma"][0]
 
@@ -380,7 +381,7 @@ async def test_the_dream_decays_unreinforced_beliefs_but_not_health_ones_without
 async def test_the_dream_proposes_persona_edits_only_from_shared_preferences(
     house: Household,
 ) -> None:
-    await house.memory.assert_beliefs([
+    await house.memory.beliefs.assert_all([
         Assertion(proposition="The household wants you to reply in short messages",
                   scope=SHARED, provenance=Provenance.TOLD, source="s1", kind=Kind.PREFERENCE),
         Assertion(proposition="Bob wants you to reply only in French",
@@ -402,12 +403,12 @@ async def test_a_forgotten_fact_is_not_re_extracted_from_older_lines(
     model = ScriptedModel()
     await tick(house, model)
     ctx = AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
-    assert await house.memory.forget(ctx, "job in Oslo") == 1
+    assert await house.memory.forgetting.forget(ctx, "job in Oslo") == 1
     # Background work re-reading material from before the forget is refused.
     stale = Assertion(proposition="Bob is secretly applying for a job in Oslo",
                       scope=private_scope(house.bob.person_id), provenance=Provenance.EXTRACTED,
                       source="consolidation:replay", turn_ids=(first,))
-    (outcome,) = await house.memory.assert_beliefs([stale])
+    (outcome,) = await house.memory.beliefs.assert_all([stale])
     assert outcome.status == "refused"
     assert "Oslo" not in " ".join(await facts(house, house.bob))
     # Saying it again afterwards, on purpose, is new material: the next tick keeps it.
@@ -457,7 +458,7 @@ async def test_what_only_she_said_is_not_evidence_and_an_uncited_item_waits_in_q
 
     await tick(house, Inventive())
     ctx = AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
-    statuses = {b.proposition: b.status for b in await house.memory.inspect(ctx)}
+    statuses = {b.proposition: b.status for b in await house.memory.beliefs.inspect(ctx)}
     assert statuses == {"Bob is building a kayak": BeliefStatus.ACTIVE,
                         "Bob owns a red canoe": BeliefStatus.QUARANTINED}
 
@@ -491,7 +492,7 @@ WRONG_SHAPE_IDS = ["empty-object", "other-key", "item-missing-fields"]
 
 
 async def pending(house: Household) -> list[tuple[str, int]]:
-    return [(scope, n) for scope, n, _newest in await house.memory.pending_scopes()]
+    return [(scope, n) for scope, n, _newest in await house.memory.consolidation.pending_scopes()]
 
 
 @pytest.mark.parametrize("answer", WRONG_SHAPES, ids=WRONG_SHAPE_IDS)
@@ -526,7 +527,7 @@ async def test_an_extraction_that_keeps_the_wrong_shape_is_passed_over_with_its_
     assert len(model.consolidation_prompts()) == 3  # passed over: never asked again
     assert await facts(house, house.bob) == []
     dm = AccessContext.for_member(house.bob.person_id, Activity.DM_CONVERSATION, "test")
-    assert [t.turn_id for t in await house.memory.transcript(dm)] == [line]
+    assert [t.turn_id for t in await house.memory.transcript.lines(dm)] == [line]
 
 
 async def test_an_empty_list_of_items_means_nothing_to_remember_and_the_scope_moves_on(

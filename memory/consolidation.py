@@ -3,21 +3,37 @@
 Owns: the batch size and cadence, the extraction schema (a pydantic model sent as the
 `response_format` json_schema), the extraction and summary prompts, and turning an extraction
 into assertions of one scope with `extracted` provenance and source line ids.
-Must not: call a model (the soul's gateway does, handed these messages) or read the database
-(the facade hands over a `Batch` it read through the gate). A batch holds lines of exactly one
-scope; nothing here can combine two.
+It also keeps the tick's bookkeeping (`ConsolidationBook`): which scopes and chats have lines
+waiting (ids and counts only, through the census), the next batch of one scope (read through
+the gate by that scope's own lane), the watermarks a stored batch moves, and the count of
+unusable answers. Must not: call a model (the soul's gateway does, handed these messages). A
+batch holds lines of exactly one scope; nothing here can combine two.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.beliefs import MAX_PROPOSITION_CHARS, Assertion, normalize
-from memory.models import Kind, Provenance, Role, Turn, scope_owner
+from memory.beliefs import MAX_PROPOSITION_CHARS, Assertion, BeliefBook, normalize
+from memory.errors import InvalidRequest
+from memory.gate import Census, Gate
+from memory.models import (
+    AccessContext,
+    Kind,
+    Provenance,
+    Role,
+    Turn,
+    WriteOutcome,
+    check_scope,
+    scope_owner,
+)
+from memory.store import Store, Tx
+from memory.transcript import turn_from_row
 
 # A scheduled tick consolidates a scope when this many lines wait, or when its chat has been
 # quiet for a tick; one model call per batch, so a busy chat costs one call per BATCH_LINES.
@@ -192,3 +208,110 @@ def assertions_from(
             )
         )
     return out
+
+
+async def _watermark(tx: Tx, scope: str) -> int:
+    return int(await tx.scalar(
+        "SELECT coalesce((SELECT through_turn_id FROM consolidation_marks WHERE scope = ?), 0)",
+        (scope,),
+    ))
+
+
+class ConsolidationBook:
+    """`memory.consolidation`: the tick's view of what waits, and its watermarks."""
+
+    def __init__(self, store: Store, gate: Gate, beliefs: BeliefBook,
+                 now: Callable[[], datetime]) -> None:
+        self._store = store
+        self._gate = gate
+        self._beliefs = beliefs
+        self._now = now
+
+    async def pending_scopes(self) -> list[tuple[str, int, str]]:
+        """Scopes with lines past their consolidation watermark: (scope, how many, the newest
+        line's time). Counts and times only; no line is read here."""
+        async with self._store.transaction() as tx:
+            rows = await Census(tx).select(
+                "turns t LEFT JOIN consolidation_marks m ON m.scope = t.scope",
+                "t.scope AS scope, count(*) AS n, max(t.at) AS newest",
+                "t.turn_id > coalesce(m.through_turn_id, 0)",
+                group="t.scope", order="min(t.turn_id)",
+            )
+        return [(str(r["scope"]), int(r["n"]), str(r["newest"])) for r in rows]
+
+    async def next_batch(self, scope: str, *, limit: int = BATCH_LINES) -> Batch | None:
+        """The next pending lines of one scope, oldest first, read by that scope's own
+        consolidation lane (receipted). None when nothing waits."""
+        check_scope(scope)
+        ctx = AccessContext.for_batch(scope, "consolidate the next pending batch of one scope")
+        async with self._gate.read(ctx, "consolidation_batch", scope) as read:
+            after = await _watermark(read.tx, scope)
+            rows = await read.select("turns", "scope = ? AND turn_id > ?", (scope, after),
+                                     order="turn_id", limit=max(1, limit))
+            allowed = await read.usable(rows)
+            if not rows:
+                return None
+            turns = tuple(turn_from_row(r) for r in allowed)
+            read.returned([t.turn_id for t in turns], [scope] * len(turns))
+        # The watermark moves past every line read, even one the lens held back, so a
+        # held-back line never blocks its scope; `through` is the last line read.
+        return Batch(scope=scope, turns=turns, after_turn_id=after,
+                     read_through=int(rows[-1]["turn_id"]), read_count=len(rows))
+
+    async def commit(
+        self, batch: Batch, items: Sequence[Assertion]
+    ) -> list[WriteOutcome] | None:
+        """Store a batch's extractions and advance its scope's watermark in one transaction.
+
+        None, with nothing stored, when the watermark has moved since the batch was read (the
+        batch was already consolidated): a re-run stores nothing twice.
+        """
+        if any(item.scope != batch.scope for item in items):
+            raise InvalidRequest("a batch's extractions belong to the batch's own scope")
+        async with self._store.transaction() as tx:
+            if await _watermark(tx, batch.scope) != batch.after_turn_id:
+                return None
+            outcomes = await self._beliefs.assert_in(tx, items)
+            await tx.execute(
+                "INSERT INTO consolidation_marks(scope, through_turn_id, updated_at)"
+                " VALUES (?, ?, ?) ON CONFLICT(scope) DO UPDATE SET"
+                " through_turn_id = excluded.through_turn_id, updated_at = excluded.updated_at",
+                (batch.scope, batch.read_through, self._now().isoformat()),
+            )
+        await self._beliefs.embed_created(items, outcomes)
+        return outcomes
+
+    async def note_unusable(self, batch: Batch) -> int:
+        """Count one unusable model answer for this batch; returns how many it has had."""
+        async with self._store.transaction() as tx:
+            row = await tx.fetchone(
+                "SELECT after_turn_id, attempts FROM consolidation_failures WHERE scope = ?",
+                (batch.scope,),
+            )
+            attempts = 1
+            if row is not None and int(row["after_turn_id"]) == batch.after_turn_id:
+                attempts = int(row["attempts"]) + 1
+            await tx.execute(
+                "INSERT INTO consolidation_failures(scope, after_turn_id, attempts, at)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT(scope) DO UPDATE SET"
+                " after_turn_id = excluded.after_turn_id, attempts = excluded.attempts,"
+                " at = excluded.at",
+                (batch.scope, batch.after_turn_id, attempts, self._now().isoformat()),
+            )
+        return attempts
+
+    async def chats_to_compact(self) -> list[tuple[str, str, int, int]]:
+        """Chats with lines newer than their summary: (chat id, scope, new lines, the summary's
+        last line id). Ids and counts only. A chat whose lines span scopes is listed once per
+        scope, and each scope is summarised on its own."""
+        async with self._store.transaction() as tx:
+            rows = await Census(tx).select(
+                "turns t LEFT JOIN summaries s ON s.chat_id = t.chat_id AND s.scope = t.scope",
+                "t.chat_id AS chat_id, t.scope AS scope, count(*) AS n,"
+                " coalesce(s.through_turn_id, 0) AS through",
+                "t.turn_id > coalesce(s.through_turn_id, 0)",
+                group="t.chat_id, t.scope", order="min(t.turn_id)",
+            )
+        return [
+            (str(r["chat_id"]), str(r["scope"]), int(r["n"]), int(r["through"])) for r in rows
+        ]

@@ -1,0 +1,321 @@
+"""The gate: the one door through which remembered content is read.
+
+Three ways through it, and no other (tests/test_architecture.py fails on any SELECT over a
+content table written anywhere but here):
+
+- `Gate.read(ctx, method, query)` is a read for someone. It opens a transaction, embeds the
+  wall's predicate (`memory.wall`) in every SELECT it makes, passes the rows through the purpose
+  lens (`memory.lens`) when asked, and when the read closes it writes the receipt, in the same
+  transaction, naming what the read returned.
+- `Lane(tx, scope)` is one scope's own write path and upkeep (asserting evidence, scrubbing a
+  forget, loading a scope's vectors). Every SELECT it makes is confined to that scope; it returns
+  nothing to a reader, so it writes no receipt. Evidence never crosses scopes because a lane
+  cannot see another scope.
+- `Census(tx)` is the machinery's view across scopes: ids, counts, times, scopes and
+  watermarks. It refuses any content column (`CONTENT_COLUMNS`) and `*`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from datetime import datetime
+
+from memory import wall
+from memory.lens import may_use
+from memory.models import AccessContext, Activity, Grant, Sensitivity
+from memory.receipts import LedgerAnchor, write_receipt
+from memory.store import Row, Store, Tx
+
+# What members said and what she concluded from it. Only this module selects from them.
+CONTENT_TABLES = frozenset({
+    "turns", "beliefs", "beliefs_fts", "evidence", "evidence_turns", "summaries", "goals",
+    "grants", "belief_vectors",
+})  # fmt: skip
+# Columns that hold words (or their embeddings). The census never reads them.
+CONTENT_COLUMNS = frozenset({"text", "proposition", "norm", "note", "vector", "reason"})
+
+# How a row of each content table reaches the scope it lives in; `{}` is the wall's (or the
+# lane's) rule over a `scope` column.
+_SCOPED = {
+    "turns": "{}",
+    "beliefs": "{}",
+    "summaries": "{}",
+    "goals": "{}",
+    "grants": "{}",
+    "evidence": "belief_id IN (SELECT belief_id FROM beliefs WHERE {})",
+    "belief_vectors": "belief_id IN (SELECT belief_id FROM beliefs WHERE {})",
+    "evidence_turns": "evidence_id IN (SELECT evidence_id FROM evidence WHERE belief_id IN"
+                      " (SELECT belief_id FROM beliefs WHERE {}))",
+}
+_WORD = re.compile(r"[A-Za-z_]+")
+
+# A belief as a reader gets it: its evidence count, and whether a belief the reader can also
+# see contradicts it (never one they cannot).
+_BELIEF_VIEW = (
+    "b.belief_id, b.proposition, b.norm, b.version, b.scope, b.kind, b.subject_id,"
+    " b.sensitivity, b.log_odds, b.quarantined, b.valid_from, b.valid_to, b.superseded_by,"
+    " b.created_at, b.updated_at, b.reinforced_at, b.salience,"
+    " (SELECT count(*) FROM evidence e WHERE e.belief_id = b.belief_id) AS evidence_count"
+)
+
+
+def _where(table: str, rule: str) -> str:
+    try:
+        return _SCOPED[table].format(rule)
+    except KeyError:
+        raise ValueError(f"not a content table: {table!r}") from None
+
+
+def _select(columns: str, table: str, where: str, order: str | None, limit: int | None) -> str:
+    sql = f"SELECT {columns} FROM {table} WHERE {where}"
+    if order:
+        sql += f" ORDER BY {order}"
+    if limit is not None:
+        sql += " LIMIT ?"
+    return sql
+
+
+class Read:
+    """One receipted read in progress: what the wall lets through, what the lens allows, and
+    what the receipt will name."""
+
+    def __init__(self, tx: Tx, ctx: AccessContext, now: str) -> None:
+        self.tx = tx
+        self.ctx = ctx
+        self.now = now
+        self.ids: list[int] = []
+        self.scopes: list[str] = []
+        self.suppressed = 0
+        self._grants: list[Grant] | None = None
+
+    def wall(self, column: str = "scope") -> wall.Predicate:
+        return wall.predicate(self.ctx, column)
+
+    def returned(self, ids: Sequence[int], scopes: Sequence[str]) -> None:
+        """Name what this read hands back; the receipt records it."""
+        self.ids.extend(ids)
+        self.scopes.extend(scopes)
+
+    async def select(
+        self,
+        table: str,
+        where: str = "1",
+        params: Sequence[object] = (),
+        *,
+        columns: str = "*",
+        order: str | None = None,
+        limit: int | None = None,
+    ) -> list[Row]:
+        """Rows of a content table that the wall lets this reader see and `where` matches."""
+        rule = self.wall()
+        scoped = _where(table, rule.sql)
+        sql = _select(columns, table, f"{scoped} AND ({where})", order, limit)
+        tail = () if limit is None else (limit,)
+        return await self.tx.fetchall(sql, (*rule.params, *params, *tail))
+
+    async def beliefs(
+        self,
+        where: str = "1",
+        params: Sequence[object] = (),
+        *,
+        order: str = "b.belief_id",
+        limit: int = -1,
+    ) -> list[Row]:
+        """Belief rows (alias `b`) this reader may see, with `evidence_count`, and a
+        `contradicted` flag computed only from contradicting beliefs they can also see."""
+        rule, other = self.wall("b.scope"), self.wall("o.scope")
+        sql = (
+            f"SELECT {_BELIEF_VIEW},"
+            " EXISTS (SELECT 1 FROM contradictions c JOIN beliefs o ON o.belief_id ="
+            "   CASE WHEN c.low_id = b.belief_id THEN c.high_id ELSE c.low_id END"
+            "   WHERE (c.low_id = b.belief_id OR c.high_id = b.belief_id)"
+            f"   AND {other.sql} AND o.superseded_by IS NULL AND o.log_odds >= b.log_odds)"
+            " AS contradicted"
+            f" FROM beliefs b WHERE {rule.sql} AND ({where}) ORDER BY {order} LIMIT ?"
+        )
+        return await self.tx.fetchall(sql, (*other.params, *rule.params, *params, limit))
+
+    async def contradicting(self, belief_id: int) -> tuple[int, ...]:
+        """Ids of the beliefs this reader may see that contradict `belief_id`."""
+        other = self.wall("o.scope")
+        rows = await self.tx.fetchall(
+            "SELECT o.belief_id FROM contradictions c JOIN beliefs o ON o.belief_id ="
+            " CASE WHEN c.low_id = ? THEN c.high_id ELSE c.low_id END"
+            f" WHERE (c.low_id = ? OR c.high_id = ?) AND {other.sql} ORDER BY o.belief_id",
+            (belief_id, belief_id, belief_id, *other.params),
+        )
+        return tuple(int(r["belief_id"]) for r in rows)
+
+    async def matching(self, match: str, limit: int) -> list[int]:
+        """Ids of visible beliefs whose words match an FTS5 query, newest first."""
+        rule = self.wall("b.scope")
+        rows = await self.tx.fetchall(
+            "SELECT f.rowid AS belief_id FROM beliefs_fts f"
+            " JOIN beliefs b ON b.belief_id = f.rowid"
+            f" WHERE beliefs_fts MATCH ? AND {rule.sql} ORDER BY f.rowid DESC LIMIT ?",
+            (match, *rule.params, limit),
+        )
+        return [int(r["belief_id"]) for r in rows]
+
+    async def ledger(self, where: str = "1", params: Sequence[object] = (), *,
+                     order: str = "seq", limit: int = -1) -> list[Row]:
+        """Receipts this reader may list (`wall.ledger_predicate`)."""
+        rule = wall.ledger_predicate(self.ctx)
+        return await self.tx.fetchall(
+            f"SELECT * FROM receipts WHERE {rule.sql} AND ({where}) ORDER BY {order} LIMIT ?",
+            (*rule.params, *params, limit),
+        )
+
+    async def usable(self, rows: Sequence[Row]) -> list[Row]:
+        """The rows (already behind the wall) the purpose lens lets this work use, in order;
+        the rest are counted as held back."""
+        grants = await self.grants()
+        allowed = [
+            r for r in rows
+            if may_use(self.ctx, str(r["scope"]), Sensitivity(r["sensitivity"]), grants,
+                       self.now)
+        ]
+        self.suppressed += len(rows) - len(allowed)
+        return allowed
+
+    async def grants(self) -> list[Grant]:
+        """Active-or-not grants over the scopes this reader sees, for this activity (the lens
+        decides which of them open anything). Their notes are not read."""
+        if self._grants is None:
+            rule = self.wall()
+            rows = await self.tx.fetchall(
+                f"SELECT {GRANT_COLUMNS} FROM grants WHERE {rule.sql} AND activity = ?"
+                " AND revoked_at IS NULL",
+                (*rule.params, self.ctx.activity.value),
+            )
+            self._grants = [grant_from_row(r) for r in rows]
+        return self._grants
+
+
+GRANT_COLUMNS = (
+    "grant_id, grantor_id, scope, activity, sensitivity, beneficiary_id, created_at,"
+    " expires_at, revoked_at"
+)
+
+
+def grant_from_row(row: Row, note: str = "") -> Grant:
+    return Grant(
+        grant_id=int(row["grant_id"]),
+        grantor_id=str(row["grantor_id"]),
+        scope=str(row["scope"]),
+        activity=Activity(row["activity"]),
+        sensitivity=Sensitivity(row["sensitivity"]),
+        beneficiary_id=row["beneficiary_id"],
+        note=note,
+        created_at=str(row["created_at"]),
+        expires_at=row["expires_at"],
+        revoked_at=row["revoked_at"],
+    )
+
+
+class Lane:
+    """One scope's own rows, for that scope's write path and upkeep. Every SELECT is confined
+    to `scope`; nothing read here is handed to a reader, so no receipt is written."""
+
+    def __init__(self, tx: Tx, scope: str) -> None:
+        self.tx = tx
+        self.scope = scope
+
+    async def select(
+        self,
+        table: str,
+        where: str = "1",
+        params: Sequence[object] = (),
+        *,
+        columns: str = "*",
+        order: str | None = None,
+        limit: int | None = None,
+    ) -> list[Row]:
+        sql = _select(columns, table, f"{_where(table, 'scope = ?')} AND ({where})", order, limit)
+        tail = () if limit is None else (limit,)
+        return await self.tx.fetchall(sql, (self.scope, *params, *tail))
+
+    async def one(self, table: str, where: str, params: Sequence[object] = (), *,
+                  columns: str = "*") -> Row | None:
+        rows = await self.select(table, where, params, columns=columns, limit=1)
+        return rows[0] if rows else None
+
+    async def value(self, table: str, column: str, where: str,
+                    params: Sequence[object] = ()) -> object:
+        row = await self.one(table, where, params, columns=f"{column} AS value")
+        return None if row is None else row["value"]
+
+
+class Census:
+    """The machinery's view across scopes: ids, counts, times, scopes and watermarks, never a
+    content column, never `*`."""
+
+    def __init__(self, tx: Tx) -> None:
+        self.tx = tx
+
+    async def select(
+        self,
+        source: str,
+        columns: str,
+        where: str = "1",
+        params: Sequence[object] = (),
+        *,
+        group: str | None = None,
+        order: str | None = None,
+        limit: int | None = None,
+    ) -> list[Row]:
+        said = " ".join((source, columns, where, group or "", order or ""))
+        words = {w.casefold() for w in _WORD.findall(said)}
+        if "*" in columns.replace("count(*)", "") or words & CONTENT_COLUMNS:
+            raise ValueError(f"the census reads no content: {columns!r} from {source!r}")
+        sql = f"SELECT {columns} FROM {source} WHERE {where}"
+        if group:
+            sql += f" GROUP BY {group}"
+        if order:
+            sql += f" ORDER BY {order}"
+        if limit is not None:
+            sql += " LIMIT ?"
+        return await self.tx.fetchall(sql, (*params, *(() if limit is None else (limit,))))
+
+    async def value(self, source: str, column: str, where: str = "1",
+                    params: Sequence[object] = ()) -> object:
+        rows = await self.select(source, f"{column} AS value", where, params, limit=1)
+        return None if not rows else rows[0]["value"]
+
+
+class Gate:
+    """Opens receipted reads over one store."""
+
+    def __init__(self, store: Store, secret: bytes, anchor: LedgerAnchor,
+                 now: Callable[[], datetime]) -> None:
+        self._store = store
+        self._secret = secret
+        self._anchor = anchor
+        self._now = now
+
+    @asynccontextmanager
+    async def read(self, ctx: AccessContext, method: str, query: str = "") -> AsyncIterator[Read]:
+        """A read for `ctx`; its receipt commits with it when the block ends (a read that
+        raises writes nothing and returns nothing)."""
+        now = self._now().isoformat()
+        async with self._store.transaction() as tx:
+            read = Read(tx, ctx, now)
+            yield read
+            seq = await write_receipt(
+                tx,
+                secret=self._secret,
+                ctx=ctx,
+                method=method,
+                query=query,
+                returned_ids=read.ids,
+                scopes=read.scopes,
+                suppressed=read.suppressed,
+                now=now,
+                anchor=self._anchor,
+            )
+        self._anchor.committed(seq)
+
+
+__all__ = ["CONTENT_COLUMNS", "CONTENT_TABLES", "Census", "Gate", "Lane", "Read"]

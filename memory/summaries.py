@@ -1,0 +1,52 @@
+"""Summaries: a chat's rolling summary, one per chat and scope, in the scope it was made from.
+
+Owns: writing a summary (secret tokens masked, classified) and reading it through the gate.
+Must not: mix scopes in one summary, or return one the reader's wall or lens holds back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from memory.classifier import classify
+from memory.gate import Gate
+from memory.models import AccessContext, Summary, check_scope
+from memory.secrets import mask_secrets
+from memory.store import Store
+
+
+class SummaryBook:
+    """`memory.summaries`."""
+
+    def __init__(self, store: Store, gate: Gate, now: Callable[[], datetime]) -> None:
+        self._store = store
+        self._gate = gate
+        self._now = now
+
+    async def write(self, scope: str, chat_id: str, text: str, through_turn_id: int) -> None:
+        """Store a rolling summary under the scope of what it was made from."""
+        check_scope(scope)
+        masked = mask_secrets(text.strip())
+        async with self._store.transaction() as tx:
+            await tx.execute(
+                "INSERT INTO summaries(scope, chat_id, text, sensitivity, through_turn_id,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(scope, chat_id) DO UPDATE"
+                " SET text = excluded.text, sensitivity = excluded.sensitivity,"
+                " through_turn_id = excluded.through_turn_id, updated_at = excluded.updated_at",
+                (scope, chat_id, masked, classify(masked).value, through_turn_id,
+                 self._now().isoformat()),
+            )
+
+    async def get(self, ctx: AccessContext, chat_id: str) -> Summary | None:
+        """The chat's rolling summary, if its scope may be seen here and the work may use it."""
+        async with self._gate.read(ctx, "summary", chat_id) as read:
+            rows = await read.select("summaries", "chat_id = ?", (chat_id,),
+                                     columns="summary_id AS id, *", order="scope")
+            allowed = await read.usable(rows)
+            if not allowed:
+                return None
+            row = allowed[-1]  # a private summary is the fuller one where both exist
+            found = Summary.model_validate({k: row[k] for k in Summary.model_fields})
+            read.returned([int(row["id"])], [found.scope])
+        return found

@@ -1,0 +1,161 @@
+"""The transcript: what was said, line by line, each line in the scope it was said in.
+
+Owns: storing members' lines and her replies (secret tokens masked, classified), the replay
+guard (`turns.source_update`), her reply's turn log and outbox entry in the reply's own
+transaction, and reading lines back through the gate. Must not: store a line outside a scope,
+or return a line the reader's wall or lens holds back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+
+from memory.classifier import classify
+from memory.errors import InvalidRequest
+from memory.gate import Census, Gate
+from memory.inbox import Delivery, finish_update, queue_reply
+from memory.models import AccessContext, Role, Sensitivity, Turn, check_scope
+from memory.secrets import mask_secrets
+from memory.store import Row, Store
+
+MAX_TURN_CHARS = 16_000
+
+
+def line_text(text: str) -> str:
+    """A transcript line as stored: NULs dropped, within the size limit, secret tokens masked."""
+    text = text.replace("\x00", "")
+    if not text.strip():
+        raise InvalidRequest("an empty line is not stored")
+    if len(text) > MAX_TURN_CHARS:
+        raise InvalidRequest(f"a line is at most {MAX_TURN_CHARS} characters")
+    return mask_secrets(text)
+
+
+def turn_from_row(row: Row) -> Turn:
+    return Turn(
+        turn_id=int(row["turn_id"]),
+        chat_id=str(row["chat_id"]),
+        speaker_id=row["speaker_id"],
+        role=Role(row["role"]),
+        scope=str(row["scope"]),
+        sensitivity=Sensitivity(row["sensitivity"]),
+        text=str(row["text"]),
+        at=str(row["at"]),
+    )
+
+
+class TranscriptBook:
+    """`memory.transcript`: lines in, lines out (through the gate)."""
+
+    def __init__(self, store: Store, gate: Gate, now: Callable[[], datetime]) -> None:
+        self._store = store
+        self._gate = gate
+        self._now = now
+
+    async def append(
+        self,
+        *,
+        chat_id: str,
+        speaker_id: str | None,
+        role: Role,
+        scope: str,
+        text: str,
+        source_update: int | None = None,
+    ) -> int:
+        """Store one transcript line with secret tokens masked; returns its id, nothing more.
+
+        A line from a Telegram update names it (`source_update`): the same update again (a turn
+        replayed after a crash) returns the line already stored instead of a second one."""
+        turn_id, _ = await self.receive(chat_id=chat_id, speaker_id=speaker_id, role=role,
+                                        scope=scope, text=text, source_update=source_update)
+        return turn_id
+
+    async def receive(
+        self,
+        *,
+        chat_id: str,
+        speaker_id: str | None,
+        role: Role,
+        scope: str,
+        text: str,
+        source_update: int | None,
+    ) -> tuple[int, bool]:
+        """As `append`, and whether the line is new (False: its update was replayed)."""
+        check_scope(scope)
+        masked = line_text(text)
+        async with self._store.transaction() as tx:
+            if source_update is not None:
+                existing = await Census(tx).value(
+                    "turns", "turn_id", "source_update = ?", (source_update,)
+                )
+                if existing is not None:
+                    return int(str(existing)), False
+            turn_id = await tx.execute(
+                "INSERT INTO turns(chat_id, speaker_id, role, scope, sensitivity, text, at,"
+                " source_update) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (chat_id, speaker_id, role.value, scope, classify(masked).value, masked,
+                 self._now().isoformat(), source_update),
+            )
+        return turn_id, True
+
+    async def record_reply(
+        self,
+        *,
+        chat_id: str,
+        scope: str,
+        text: str,
+        template_version: str,
+        tokens: Mapping[str, int],
+        belief_ids: Sequence[int],
+        delivery: Delivery | None = None,
+    ) -> int:
+        """Her reply, in one transaction: the transcript line, its turn log, and (for a chat
+        on Telegram) the outbox entry that will carry it and the inbox update it completes. A
+        crash before this commits replays the turn; after it, the reply is only delivered."""
+        check_scope(scope)
+        masked = line_text(text)
+        now = self._now().isoformat()
+        async with self._store.transaction() as tx:
+            reply_turn = await tx.execute(
+                "INSERT INTO turns(chat_id, speaker_id, role, scope, sensitivity, text, at)"
+                " VALUES (?, NULL, ?, ?, ?, ?, ?)",
+                (chat_id, Role.ASSISTANT.value, scope, classify(masked).value, masked, now),
+            )
+            await tx.execute(
+                "INSERT OR REPLACE INTO turn_log(turn_id, template_version, tokens, belief_ids,"
+                " at) VALUES (?, ?, ?, ?, ?)",
+                (reply_turn, template_version, json.dumps(dict(tokens)),
+                 json.dumps(list(belief_ids)), now),
+            )
+            if delivery is not None:
+                await queue_reply(tx, delivery, text, now)
+                await finish_update(tx, delivery.update_id, now)
+        return reply_turn
+
+    async def lines(
+        self,
+        ctx: AccessContext,
+        *,
+        chat_id: str | None = None,
+        limit: int = 50,
+        scope: str | None = None,
+        after_turn_id: int = 0,
+    ) -> list[Turn]:
+        """Recent transcript lines this work may use, oldest first; `scope` narrows to one of
+        the scopes the reader sees, `after_turn_id` to lines newer than that one."""
+        where: list[str] = ["turn_id > ?"]
+        params: list[object] = [after_turn_id]
+        if chat_id is not None:
+            where.append("chat_id = ?")
+            params.append(chat_id)
+        if scope is not None:
+            where.append("scope = ?")
+            params.append(scope)
+        async with self._gate.read(ctx, "transcript", chat_id or "") as read:
+            rows = await read.select("turns", " AND ".join(where), params,
+                                     order="turn_id DESC", limit=max(0, limit))
+            turns = [turn_from_row(r) for r in reversed(await read.usable(rows))]
+            read.returned([t.turn_id for t in turns], [t.scope for t in turns])
+        return turns

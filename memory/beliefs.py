@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from memory import wall
 from memory.classifier import classify as classify_text
 from memory.errors import InvalidRequest
-from memory.gate import Census, Gate, Lane, Read
+from memory.gate import Census, Gate, Lane, Read, ref_for
 from memory.models import (
     BACKGROUND_PROVENANCES,
     RELIABILITY,
@@ -174,12 +174,14 @@ async def assert_one(
 
     version = current_version + 1 if item.version is None else item.version
     if version <= current_version:
-        return WriteOutcome(status="dropped", belief_id=belief_id, reason="an older version")
+        return WriteOutcome(status="dropped", belief_id=belief_id, reason="an older version",
+                            ref=ref_for(secret, "belief", belief_id))
     if await lane.value(
         "evidence", "1", "belief_id = ? AND source = ? AND sign = ?",
         (belief_id, item.source, item.sign),
     ):
-        return WriteOutcome(status="dropped", belief_id=belief_id, reason="already counted")
+        return WriteOutcome(status="dropped", belief_id=belief_id, reason="already counted",
+                            ref=ref_for(secret, "belief", belief_id))
 
     reliability = RELIABILITY[item.provenance]
     evidence_id = await tx.execute(
@@ -204,7 +206,8 @@ async def assert_one(
         " reinforced_at = CASE WHEN ? > 0 THEN ? ELSE reinforced_at END WHERE belief_id = ?",
         (new_log_odds, version, int(quarantined), now, item.sign, now, belief_id),
     )
-    return WriteOutcome(status="created" if created else "reinforced", belief_id=belief_id)
+    return WriteOutcome(status="created" if created else "reinforced", belief_id=belief_id,
+                        ref=ref_for(secret, "belief", belief_id))
 
 
 async def _from_before_forget(lane: Lane, fingerprint: str, item: Assertion) -> bool:
@@ -263,6 +266,15 @@ async def _override(lane: Lane, belief_id: int, sensitivity: Sensitivity, by: st
 
 # --- reading -------------------------------------------------------------------------------
 
+_LINE_RANGE = re.compile(r"^(consolidation:[^:]+(?::[^:]+)?):\d+-\d+$")
+
+
+def shown_source(source: str) -> str:
+    """A source as a reader is shown it: a consolidation's line range is memory's own key
+    (its ids are global, and their gaps would tell how much others said), so it goes."""
+    return _LINE_RANGE.sub(r"\1", source)
+
+
 def status_of(row: Row, now: datetime) -> BeliefStatus:
     if row["superseded_by"] is not None or (
         row["valid_to"] is not None and str(row["valid_to"]) <= now.isoformat()
@@ -292,6 +304,7 @@ def belief_from_row(row: Row, now: datetime) -> Belief:
         valid_to=row["valid_to"],
         created_at=str(row["created_at"]),
         updated_at=str(row["updated_at"]),
+        ref=str(row["ref"]),
     )
 
 
@@ -303,7 +316,7 @@ async def evidence_for(read: Read, belief_id: int) -> tuple[Evidence, ...]:
     )
     return tuple(
         Evidence(
-            source=str(r["source"]),
+            source=shown_source(str(r["source"])),
             sign=int(r["sign"]),
             weight=float(r["weight"]),
             provenance=Provenance(r["provenance"]),

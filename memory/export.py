@@ -1,10 +1,11 @@
 """Export: everything a member may see about themselves, as one JSON-ready document.
 
-Owns: the document's shape. Every part of it is read through the gate as that member (their
-beliefs with evidence, their own scope's lines and goals), and the rest through the books that
-already hold the rule: their grants with their own notes (`memory.grants`); the reads of their
-facts come through the same read, under the ledger's own wall. Must not: read a row any other
-way.
+Owns: the document's shape, which names rows only by their opaque `ref`: memory's own keys
+(belief, line, goal, grant and receipt numbers) are global sequences whose gaps would tell a
+member how much others said, so none is in it. Every part is read through the gate as that
+member (their beliefs with evidence, their own scope's lines and goals, and the reads of their
+facts under the ledger's own wall), and their grants, with their own notes, through
+`memory.grants`. Must not: read a row any other way.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class ExportBook:
             for belief in await lensed(read, rows, now):
                 evidence = await evidence_for(read, belief.belief_id)
                 beliefs.append(
-                    belief.model_dump(mode="json")
+                    belief.model_dump(mode="json", exclude={"belief_id"})
                     | {"evidence": [e.model_dump(mode="json") for e in evidence]}
                 )
             lines = await read.usable(
@@ -61,10 +62,16 @@ class ExportBook:
             "person": person.model_dump(mode="json"),
             "exported_at": now.isoformat(),
             "beliefs": beliefs,
-            "transcript": [turn_from_row(r).model_dump(mode="json") for r in lines],
-            "grants_given": [g.model_dump(mode="json") for g in given],
-            "goals": [{k: r[k] for k in Goal.model_fields} for r in goals],
+            "transcript": [turn_from_row(r).model_dump(mode="json", exclude={"turn_id"})
+                           for r in lines],
+            "grants_given": [g.model_dump(mode="json", exclude={"grant_id"}) for g in given],
+            "goals": [
+                Goal.model_validate({k: r[k] for k in Goal.model_fields})
+                .model_dump(mode="json", exclude={"goal_id"})
+                for r in goals
+            ],
             "reads_of_my_facts": [
-                r.model_dump(mode="json", exclude={"prev_hash", "hash"}) for r in reads
+                r.model_dump(mode="json", exclude={"seq", "prev_hash", "hash", "returned_ids"})
+                for r in reads
             ],
         }

@@ -29,7 +29,7 @@ from memory.embedder import Embedder
 from memory.errors import InvalidRequest
 from memory.export import ExportBook
 from memory.forget import ForgetBook, read_tombstones
-from memory.gate import Census, Gate
+from memory.gate import Census, Gate, ref_for
 from memory.goals import GoalBook
 from memory.grants import GrantBook
 from memory.household import HouseholdBook
@@ -107,6 +107,7 @@ class Memory:
         fresh = await asyncio.to_thread(check_database_file, db_path, create=create)
         secret = load_secret(db_path, create=fresh)
         store = await Store.open(db_path, create=create)
+        await store.define("ref", 2, lambda kind, row_id: ref_for(secret, kind, row_id))
         memory = cls(store, secret, embedder, clock)
         try:
             await memory._anchor.open(store, memory._now().isoformat())

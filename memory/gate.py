@@ -25,7 +25,7 @@ from datetime import datetime
 from memory import wall
 from memory.lens import may_use
 from memory.models import AccessContext, Activity, Grant, Sensitivity
-from memory.receipts import LedgerAnchor, write_receipt
+from memory.receipts import LedgerAnchor, keyed_digest, write_receipt
 from memory.store import Row, Store, Tx
 
 # What members said and what she concluded from it. Only this module selects from them.
@@ -51,12 +51,24 @@ _SCOPED = {
 }
 _WORD = re.compile(r"[A-Za-z_]+")
 
+# Rows a member is shown by name get an opaque one, `ref(kind, id)` in SQL: a keyed digest of
+# the row's own key, so no name tells how many rows came before it or what others said
+# between two of yours (`Memory.open` defines the function on its connection).
+_REFS = {"beliefs": ("belief", "belief_id"), "turns": ("line", "turn_id"),
+         "goals": ("goal", "goal_id"), "grants": ("grant", "grant_id")}
+
+
+def ref_for(secret: bytes, kind: str, row_id: int) -> str:
+    """The opaque name of one row: its kind's letter and 8 hex digits of a keyed digest."""
+    return kind[:1] + keyed_digest(secret, f"ref\n{kind}\n{row_id}")[:8]
+
 # A belief as a reader gets it: its evidence count, and whether a belief the reader can also
 # see contradicts it (never one they cannot).
 _BELIEF_VIEW = (
     "b.belief_id, b.proposition, b.norm, b.version, b.scope, b.kind, b.subject_id,"
     " b.sensitivity, b.log_odds, b.quarantined, b.valid_from, b.valid_to, b.superseded_by,"
     " b.created_at, b.updated_at, b.reinforced_at, b.salience,"
+    " ref('belief', b.belief_id) AS ref,"
     " (SELECT count(*) FROM evidence e WHERE e.belief_id = b.belief_id) AS evidence_count"
 )
 
@@ -111,6 +123,9 @@ class Read:
         """Rows of a content table that the wall lets this reader see and `where` matches."""
         rule = self.wall()
         scoped = _where(table, rule.sql)
+        if table in _REFS and columns == "*":
+            kind, key = _REFS[table]
+            columns = f"*, ref('{kind}', {key}) AS ref"
         sql = _select(columns, table, f"{scoped} AND ({where})", order, limit)
         tail = () if limit is None else (limit,)
         return await self.tx.fetchall(sql, (*rule.params, *params, *tail))
@@ -196,7 +211,7 @@ class Read:
 
 GRANT_COLUMNS = (
     "grant_id, grantor_id, scope, activity, sensitivity, beneficiary_id, created_at,"
-    " expires_at, revoked_at"
+    " expires_at, revoked_at, ref('grant', grant_id) AS ref"
 )
 
 
@@ -212,6 +227,7 @@ def grant_from_row(row: Row, note: str = "") -> Grant:
         created_at=str(row["created_at"]),
         expires_at=row["expires_at"],
         revoked_at=row["revoked_at"],
+        ref=str(row["ref"]),
     )
 
 

@@ -243,7 +243,7 @@ class BeliefStatus(enum.StrEnum):
 class Belief(Frozen):
     """A belief as a reader may see it: status is computed for this reader at read time."""
 
-    belief_id: int
+    belief_id: int  # memory's own key; a member is shown `ref`, never this
     proposition: str
     scope: str
     kind: Kind
@@ -256,6 +256,7 @@ class Belief(Frozen):
     valid_to: str | None
     created_at: str
     updated_at: str
+    ref: str = ""  # the opaque name a member sees (`memory.gate.ref_for`)
 
 
 class Evidence(Frozen):
@@ -291,6 +292,7 @@ class Turn(Frozen):
     sensitivity: Sensitivity
     text: str
     at: str
+    ref: str = ""
 
 
 class Goal(Frozen):
@@ -304,6 +306,7 @@ class Goal(Frozen):
     due: str | None
     provenance: str
     created_at: str
+    ref: str = ""
 
 
 class Summary(Frozen):
@@ -328,6 +331,7 @@ class Grant(Frozen):
     created_at: str
     expires_at: str | None
     revoked_at: str | None
+    ref: str = ""
 
     def is_active(self, now: str) -> bool:
         if self.revoked_at is not None:
@@ -359,6 +363,7 @@ class WriteOutcome(Frozen):
     status: WriteStatus
     belief_id: int | None = None
     reason: str | None = None
+    ref: str | None = None  # the belief's opaque name, what a member may be shown
 
 
 def as_utc(moment: datetime) -> datetime:

@@ -24,7 +24,7 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -137,6 +137,10 @@ class Store:
             await conn.close()
             raise
         return store
+
+    async def define(self, name: str, arity: int, fn: Callable[..., object]) -> None:
+        """A deterministic SQL function of this connection (`memory.gate` names rows with one)."""
+        await self._conn.create_function(name, arity, fn, deterministic=True)
 
     async def _configure(self) -> None:
         for pragma in (

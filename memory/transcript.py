@@ -43,6 +43,7 @@ def turn_from_row(row: Row) -> Turn:
         sensitivity=Sensitivity(row["sensitivity"]),
         text=str(row["text"]),
         at=str(row["at"]),
+        ref=str(row["ref"]) if "ref" in row.keys() else "",  # noqa: SIM118 -- sqlite3.Row
     )
 
 

@@ -225,7 +225,7 @@ async def _propose_persona_edits(memory: Memory, soul: Soul) -> int:
             continue
         await memory.state.propose_persona(
             proposal,
-            f"a shared preference (belief #{belief.belief_id}, confidence"
+            f"a shared preference (belief {belief.ref}, confidence"
             f" {belief.confidence:.2f}) noticed in the dream",
             "hearth:dream",
         )

@@ -544,7 +544,8 @@ async def test_a_secret_token_is_refused_without_echo(home: Home) -> None:
     outcome = await m.beliefs.remember(home.bob.person_id, text)
     assert outcome.status == "refused"
     assert outcome.belief_id is None
-    assert set(WriteOutcome.model_fields) == {"status", "belief_id", "reason"}
+    # What a write tells: what happened, and the belief's key and opaque name; never its text.
+    assert set(WriteOutcome.model_fields) == {"status", "belief_id", "reason", "ref"}
     dumped = outcome.model_dump_json()
     assert OPENAI_KEY not in dumped and OPENAI_KEY[:12] not in dumped
     (background,) = await m.beliefs.assert_all([

@@ -263,8 +263,11 @@ async def test_export_holds_the_members_own_facts_and_lines_and_nobody_elses(
     person = _person(world.home, who)
     ctx = AccessContext.for_member(person.person_id, Activity.MEMBER_INSPECT, "export")
     document = await world.home.memory.export.document(ctx)
-    beliefs = {world.by_id[b["belief_id"]] for b in document["beliefs"]}
-    lines = {world.turn_by_id[t["turn_id"]] for t in document["transcript"]}
+    # The export names rows by their opaque refs; memory's own view maps them back.
+    belief_of = {b.ref: b.belief_id for b in await world.home.memory.beliefs.inspect(ctx)}
+    line_of = {t.ref: t.turn_id for t in await world.home.memory.transcript.lines(ctx, limit=999)}
+    beliefs = {world.by_id[belief_of[b["ref"]]] for b in document["beliefs"]}
+    lines = {world.turn_by_id[line_of[t["ref"]]] for t in document["transcript"]}
     assert beliefs == {k for k in world.ids if k[0] == who}
     assert lines == {k for k in world.turns if k[0] == who}
     text = repr(document)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 from urllib.parse import urlsplit
 
-from bot.grants import grant_pairs
+from bot import actions
 from bot.settings import ConfigError, Settings, load_settings
 
 if TYPE_CHECKING:
@@ -38,7 +38,6 @@ from memory import (
     HearthError,
     Memory,
     Person,
-    Sensitivity,
     hold_database,
     make_embedder,
     private_scope,
@@ -278,11 +277,11 @@ async def _remember(memory: Memory, args: argparse.Namespace) -> int:
     if outcome.status == "refused":
         raise Failure(f"not stored: {outcome.reason}")
     if outcome.status == "dropped":
-        _print(f"already counted: belief #{outcome.belief_id}")
+        _print(f"already counted: belief {outcome.ref}")
     elif outcome.status == "created":
-        _print(f"remembered: belief #{outcome.belief_id}")
+        _print(f"remembered: belief {outcome.ref}")
     else:
-        _print(f"reinforced: belief #{outcome.belief_id}")
+        _print(f"reinforced: belief {outcome.ref}")
     return EXIT_OK
 
 
@@ -299,7 +298,7 @@ async def _recall(memory: Memory, args: argparse.Namespace) -> int:
     for item in found:
         b = item.belief
         _print(
-            f"#{b.belief_id}\t{b.confidence:.2f}\t{_scope_label(b.scope)}\t"
+            f"{b.ref}\t{b.confidence:.2f}\t{_scope_label(b.scope)}\t"
             f"{b.sensitivity}\t{b.proposition}"
         )
     return EXIT_OK
@@ -307,15 +306,12 @@ async def _recall(memory: Memory, args: argparse.Namespace) -> int:
 
 async def _inspect(memory: Memory, args: argparse.Namespace) -> int:
     person = await _person(memory, args.as_name)
-    ctx = AccessContext.for_member(
-        person.person_id, Activity.MEMBER_INSPECT, "the member asked what she knows about them"
-    )
-    found = await memory.beliefs.inspect(ctx)
+    found = await actions.what_she_knows(memory, person)
     if not found:
         _print(f"she knows nothing about {person.name} yet")
     for b in found:
         _print(
-            f"#{b.belief_id}\t{b.confidence:.2f}\t{b.status}\t{_scope_label(b.scope)}\t"
+            f"{b.ref}\t{b.confidence:.2f}\t{b.status}\t{_scope_label(b.scope)}\t"
             f"{b.sensitivity}\t{b.proposition}\t({b.evidence_count} source(s))"
         )
     return EXIT_OK
@@ -324,14 +320,11 @@ async def _inspect(memory: Memory, args: argparse.Namespace) -> int:
 async def _forget(memory: Memory, args: argparse.Namespace) -> int:
     """As the bot does: show what will go and ask, unless `--yes`; then forget, for good."""
     person = await _person(memory, args.as_name)
-    ctx = AccessContext.for_member(
-        person.person_id, Activity.MEMBER_INSPECT, "the member asked to forget"
-    )
     text = " ".join(args.text)
     if not args.yes:
-        found = await memory.forgetting.preview(ctx, text, shared=args.shared)
-        mentions = 0 if found else await memory.forgetting.mentions(ctx, text, shared=args.shared)
-        if not found and not mentions:
+        preview = await actions.preview_forget(memory, person, text, shared=args.shared)
+        found, mentions = preview.beliefs, preview.mentions
+        if preview.empty:
             _print("nothing like that to forget")
             return EXIT_OK
         if found:
@@ -346,7 +339,7 @@ async def _forget(memory: Memory, args: argparse.Namespace) -> int:
         if answer not in ("y", "yes"):
             _print("kept: nothing was forgotten")
             return EXIT_OK
-    count = await memory.forgetting.forget(ctx, text, shared=args.shared)
+    count = await actions.forget(memory, person, text, shared=args.shared)
     _print(f"forgot {count} belief(s)")
     return EXIT_OK
 
@@ -357,33 +350,19 @@ async def _grant(memory: Memory, args: argparse.Namespace) -> int:
     if args.beneficiary:
         beneficiary = (await _person(memory, args.beneficiary)).person_id
     whose = "shared facts" if args.shared else f"{person.name}'s facts"
-    for activity, sensitivity in _grant_pairs(args.activity, args.sensitivity):
-        grant = await memory.grants.give(
-            person.person_id,
-            activity,
-            sensitivity,
-            days=args.days,
-            shared=args.shared,
-            beneficiary_id=beneficiary,
-            note=args.note,
-        )
+    for grant in await actions.grant(memory, person, args.activity, args.sensitivity,
+                                     days=args.days, shared=args.shared,
+                                     beneficiary_id=beneficiary, note=args.note):
         until = f" until {grant.expires_at}" if grant.expires_at else ""
         _print(f"granted {grant.activity} {grant.sensitivity} over {whose}{until} "
-               f"(grant #{grant.grant_id})")
+               f"(grant {grant.ref})")
     return EXIT_OK
-
-
-def _grant_pairs(activity: str, sensitivity: str) -> list[tuple[Activity, Sensitivity]]:
-    """The lens cells a grant names (see `bot.grants`: `all` never covers credentials)."""
-    return grant_pairs(activity, sensitivity)
 
 
 async def _revoke(memory: Memory, args: argparse.Namespace) -> int:
     person = await _person(memory, args.as_name)
-    count = 0
-    for activity, sensitivity in _grant_pairs(args.activity, args.sensitivity):
-        count += await memory.grants.revoke(person.person_id, activity, sensitivity,
-                shared=args.shared)
+    count = await actions.revoke(memory, person, args.activity, args.sensitivity,
+                                 shared=args.shared)
     if count == 0:
         raise Failure(f"no active grant of {args.activity} {args.sensitivity} to revoke")
     _print(f"revoked {count} grant(s)")
@@ -405,7 +384,7 @@ async def _grants(memory: Memory, args: argparse.Namespace) -> int:
         over = "shared" if g.scope == "shared" else names.get(g.grantor_id, g.grantor_id)
         who = names.get(g.beneficiary_id, "anyone") if g.beneficiary_id else "anyone"
         until = g.expires_at or "no expiry"
-        _print(f"#{g.grant_id}\t{over}\t{g.activity}\t{g.sensitivity}\tfor {who}\t{until}\t"
+        _print(f"{g.ref}\t{over}\t{g.activity}\t{g.sensitivity}\tfor {who}\t{until}\t"
                f"{state}\t{g.note}")
     return EXIT_OK
 
@@ -426,21 +405,22 @@ async def _receipts(memory: Memory, args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.as_name:
         person = await _person(memory, args.as_name)
-        found = await memory.ledger.about(AccessContext.for_member(
-            person.person_id, Activity.MEMBER_INSPECT, "a member reviews who read their facts"))
+        found = await actions.who_read_mine(memory, person)
         found = found[-args.limit:] if args.limit > 0 else found
     else:
         owner = await memory.people.owner()
         if owner is None:
             raise Failure("the ledger is the owner's to audit, and no owner is registered")
-        ctx = AccessContext.for_audit(owner.person_id, "the owner reviews the ledger")
-        found = await memory.ledger.audit(ctx, limit=args.limit if args.limit > 0 else None)
+        found = await actions.audit(memory, owner, limit=args.limit if args.limit > 0 else None)
     names = {p.person_id: p.name for p in await memory.people.list()}
     if not found:
         _print("no receipts")
     for r in found:
         actor = names.get(r.actor, r.actor)
-        _print(f"#{r.seq}\t{r.at}\t{actor}\t{r.activity}\t{r.method}\t{r.purpose}\t"
+        # The receipt's number is the ledger's global sequence: the owner's audit shows it, a
+        # member's own listing does not (its gaps would tell how much others read).
+        number = f"#{r.seq}\t" if not args.as_name else ""
+        _print(f"{number}{r.at}\t{actor}\t{r.activity}\t{r.method}\t{r.purpose}\t"
                f"returned {len(r.returned_ids)}\tsuppressed {r.suppressed}\t"
                f"query {r.query_digest[:12]}")
     return EXIT_OK
@@ -448,10 +428,7 @@ async def _receipts(memory: Memory, args: argparse.Namespace) -> int:
 
 async def _export(memory: Memory, args: argparse.Namespace) -> int:
     person = await _person(memory, args.as_name)
-    ctx = AccessContext.for_member(
-        person.person_id, Activity.MEMBER_INSPECT, "the member exported their data"
-    )
-    document = await memory.export.document(ctx)
+    document = await actions.export(memory, person)
     _print(json.dumps(document, indent=2, ensure_ascii=False))
     return EXIT_OK
 

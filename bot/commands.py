@@ -28,12 +28,11 @@ from telegram import (
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import CallbackQueryHandler, CommandHandler, filters
 
-from bot import texts
+from bot import actions, texts
 from bot.context import HearthApp, HearthContext, Pending
-from bot.grants import grant_pairs
 from bot.handlers import USER_FACING
 from bot.replies import split_reply
-from memory import SHARED, AccessContext, Activity, HearthError, Person
+from memory import SHARED, HearthError, Person
 
 log = logging.getLogger("hearth.bot")
 
@@ -51,10 +50,6 @@ class Command:
     run: Run
     owner_only: bool = False
     in_group: bool = False  # works in the household group as well as in a private chat
-
-
-def _inspect_context(person: Person, purpose: str) -> AccessContext:
-    return AccessContext.for_member(person.person_id, Activity.MEMBER_INSPECT, purpose)
 
 
 async def _send_long(message: Message, text: str) -> None:
@@ -88,8 +83,7 @@ async def privacy(update: Update, context: HearthContext, message: Message,
 
 async def me(update: Update, context: HearthContext, message: Message, args: list[str]) -> None:
     person = context.member
-    ctx = _inspect_context(person, "the member asked what she knows about them")
-    found = await context.hearth.memory.beliefs.inspect(ctx)
+    found = await actions.what_she_knows(context.hearth.memory, person)
     if not found:
         await message.reply_text(texts.ME_EMPTY)
         return
@@ -123,10 +117,9 @@ async def forget(update: Update, context: HearthContext, message: Message,
         usage = texts.FORGET_USAGE_OWNER if person.is_owner else texts.FORGET_USAGE
         await message.reply_text(usage)
         return
-    ctx = _inspect_context(person, "the member asked to forget")
-    found = await hearth.memory.forgetting.preview(ctx, text, shared=shared)
-    mentions = 0 if found else await hearth.memory.forgetting.mentions(ctx, text, shared=shared)
-    if not found and not mentions:
+    preview = await actions.preview_forget(hearth.memory, person, text, shared=shared)
+    found, mentions = preview.beliefs, preview.mentions
+    if preview.empty:
         await message.reply_text(texts.FORGET_NOTHING)
         return
     user_id = message.chat_id if update.effective_user is None else update.effective_user.id
@@ -202,13 +195,13 @@ async def grant(update: Update, context: HearthContext, message: Message,
         return
     lines = []
     try:
-        for a, s in grant_pairs(asked.activity, asked.sensitivity):
-            made = await memory.grants.give(person.person_id, a, s, days=asked.days,
-                                      shared=asked.shared, note="granted in a chat")
+        for made in await actions.grant(memory, person, asked.activity, asked.sensitivity,
+                                        days=asked.days, shared=asked.shared,
+                                        note="granted in a chat"):
             until = texts.when(made.expires_at) if made.expires_at else None
             # The scope it was made over, which for the owner's group grants is the shared one.
-            lines.append(texts.granted(a.value, s.value, shared=made.scope == SHARED,
-                                       until=until))
+            lines.append(texts.granted(made.activity.value, made.sensitivity.value,
+                                       shared=made.scope == SHARED, until=until))
     except HearthError as exc:
         lines.append(f"{texts.could_not(str(exc))}\n{asked.usage}")
     await _send_long(message, "\n".join(lines))
@@ -221,9 +214,8 @@ async def revoke(update: Update, context: HearthContext, message: Message,
     if asked is None:
         return
     try:
-        count = 0
-        for a, s in grant_pairs(asked.activity, asked.sensitivity):
-            count += await memory.grants.revoke(person.person_id, a, s, shared=asked.shared)
+        count = await actions.revoke(memory, person, asked.activity, asked.sensitivity,
+                                     shared=asked.shared)
     except HearthError as exc:
         await message.reply_text(f"{texts.could_not(str(exc))}\n{asked.usage}")
         return
@@ -233,7 +225,7 @@ async def revoke(update: Update, context: HearthContext, message: Message,
 async def grants(update: Update, context: HearthContext, message: Message,
                  args: list[str]) -> None:
     person, hearth = context.member, context.hearth
-    found = await hearth.memory.grants.list(person.person_id, viewer_id=person.person_id)
+    found = await actions.my_grants(hearth.memory, person)
     if not found:
         await message.reply_text(texts.GRANTS_EMPTY)
         return
@@ -259,9 +251,7 @@ def _who(actor: str, person: Person, names: dict[str, str]) -> str:
 async def receipts(update: Update, context: HearthContext, message: Message,
                    args: list[str]) -> None:
     person, memory = context.member, context.hearth.memory
-    found = (await memory.ledger.about(AccessContext.for_member(
-        person.person_id, Activity.MEMBER_INSPECT, "a member reviews who read their facts"
-    )))[-RECEIPTS_SHOWN:]
+    found = (await actions.who_read_mine(memory, person))[-RECEIPTS_SHOWN:]
     if not found:
         await message.reply_text(texts.RECEIPTS_EMPTY)
         return
@@ -282,8 +272,7 @@ def _file_name(name: str) -> str:
 async def export(update: Update, context: HearthContext, message: Message,
                  args: list[str]) -> None:
     person = context.member
-    ctx = _inspect_context(person, "the member exported their data")
-    document = await context.hearth.memory.export.document(ctx)
+    document = await actions.export(context.hearth.memory, person)
     data = json.dumps(document, indent=2, ensure_ascii=False).encode("utf-8")
     await message.reply_document(
         document=data, filename=_file_name(person.name), caption=texts.EXPORT_CAPTION
@@ -372,8 +361,7 @@ async def audit(update: Update, context: HearthContext, message: Message,
     person, memory = context.member, context.hearth.memory
     checked, broken = await memory.ledger.verify()
     stats = await memory.stats()
-    ctx = AccessContext.for_audit(person.person_id, "the owner reviews the ledger")
-    recent = await memory.ledger.audit(ctx, limit=AUDIT_SHOWN)
+    recent = await actions.audit(memory, person, limit=AUDIT_SHOWN)
     names = {p.person_id: p.name for p in await memory.people.list()}
     lines = [texts.audit_ledger(checked, broken), texts.audit_counts(stats)]
     if recent:
@@ -451,8 +439,8 @@ async def on_button(update: Update, context: HearthContext) -> None:
         return
     await query.answer()
     if pending.action == "forget":
-        ctx = _inspect_context(person, "the member asked to forget")
-        count = await hearth.memory.forgetting.forget(ctx, pending.text, shared=pending.shared)
+        count = await actions.forget(hearth.memory, person, pending.text,
+                                     shared=pending.shared)
         log.info("member %s forgot %d belief(s)", person.person_id, count)
         outcome = texts.forgotten(count)
     elif pending.action == "keep":

@@ -20,7 +20,16 @@ from telegram.ext import ApplicationHandlerStop
 from bot import texts
 from bot.context import Hearth, HearthContext
 from bot.replies import keep_typing
-from memory import MAX_TURN_CHARS, Delivery, InvalidRequest, Person, StoreBusy, UnknownPerson
+from memory import (
+    MAX_TURN_CHARS,
+    Delivery,
+    InvalidRequest,
+    Person,
+    StoreBusy,
+    UnknownPerson,
+    dm_chat,
+    group_chat,
+)
 from soul.turn import respond
 
 log = logging.getLogger("hearth.bot")
@@ -181,7 +190,7 @@ async def chat(update: Update, context: HearthContext) -> None:
         await message.reply_text(texts.too_long(MAX_TURN_CHARS))
         return
     group = context.group
-    chat_id = f"group:{chat_.id}" if group else f"dm:{update.effective_user.id}"
+    chat_id = group_chat(chat_.id) if group else dm_chat(person)
     durable = hearth.intake is not None and update.update_id in hearth.intake.durable
     delivery = Delivery(
         chat=chat_.id,

@@ -39,6 +39,8 @@ from memory.models import (
     Turn,
     WriteOutcome,
     chat_scope,
+    dm_chat,
+    group_chat,
     private_scope,
     scope_owner,
 )
@@ -79,6 +81,8 @@ __all__ = [
     "UnknownPerson",
     "WriteOutcome",
     "chat_scope",
+    "dm_chat",
+    "group_chat",
     "hold_database",
     "make_embedder",
     "normalize",

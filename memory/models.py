@@ -376,3 +376,21 @@ def as_utc(moment: datetime) -> datetime:
 def check_scope(scope: str) -> None:
     if not is_scope(scope):
         raise InvalidRequest(f"not a scope: {scope!r} (use 'shared' or 'private:<person id>')")
+
+
+# --- chats: one vocabulary for the bot, the command line and memory ----------------------------
+# A transcript line names its chat by a string key: "dm:<telegram id>" for a member's direct
+# chat (a member without one, in the terminal: "dm:<person id>"), "group:<telegram chat id>" for
+# a household group, "group:household" for the terminal's group. Only the Telegram transport
+# (inbox, outbox) keeps Telegram's own integer chat id.
+TERMINAL_GROUP = "group:household"
+
+
+def dm_chat(person: Person) -> str:
+    """The key of a member's direct chat with her, on Telegram or in the terminal."""
+    return f"dm:{person.telegram_id if person.telegram_id is not None else person.person_id}"
+
+
+def group_chat(telegram_chat: int | None = None) -> str:
+    """The key of a household group chat (the terminal's own when no Telegram chat is given)."""
+    return TERMINAL_GROUP if telegram_chat is None else f"group:{telegram_chat}"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from memory import Delivery, HearthError, Memory, Person, Role, chat_scope
+from memory import Delivery, HearthError, Memory, Person, Role, chat_scope, dm_chat, group_chat
 from soul.affect import apply_event, appraise
 from soul.assembler import Intent, Prompt, affect_key, assemble, current_affect
 from soul.files import Soul
@@ -43,11 +43,9 @@ class Reply:
     fallback: bool
 
 
-def chat_id_for(person: Person, *, group: bool, group_chat: str = "group:household") -> str:
-    """The chat a command-line conversation stands for."""
-    if group:
-        return group_chat
-    return f"dm:{person.telegram_id if person.telegram_id is not None else person.person_id}"
+def chat_id_for(person: Person, *, group: bool) -> str:
+    """The chat a command-line conversation stands for (`memory.dm_chat`, `memory.group_chat`)."""
+    return group_chat() if group else dm_chat(person)
 
 
 async def respond(

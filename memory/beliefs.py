@@ -246,6 +246,101 @@ async def is_quarantined(lane: Lane, belief_id: int) -> bool:
     return int(row["sources"]) < 2 and float(row["strongest"]) < QUARANTINE_BELOW
 
 
+async def rescore(lane: Lane, belief_id: int, now: str) -> None:
+    """Log-odds from the belief's evidence, and whether one weak source still holds it."""
+    total = float(str(
+        await lane.value(
+            "evidence", "coalesce(sum(sign * weight * reliability), 0)", "belief_id = ?",
+            (belief_id,),
+        ) or 0
+    ))
+    log_odds = max(-LOG_ODDS_LIMIT, min(LOG_ODDS_LIMIT, total))
+    quarantined = await is_quarantined(lane, belief_id)
+    await lane.tx.execute(
+        "UPDATE beliefs SET log_odds = ?, quarantined = ?, updated_at = ? WHERE belief_id = ?",
+        (log_odds, int(quarantined), now, belief_id),
+    )
+
+
+# --- evidence an older hearth let cross scopes --------------------------------------------------
+
+_CONSOLIDATED_IN = re.compile(r"^consolidation:((?:shared)|(?:private:[^:]+)):")
+_STATED_BY = re.compile(r"^statement:([^:]+):")
+
+
+async def rehome_crossed_evidence(tx: Tx, owner_id: str | None, now: str) -> int:
+    """Evidence a hearth before the rule recorded on another scope's belief (a member's private
+    words reinforcing the shared belief with the same words) goes back to a belief of the scope
+    it was heard in, made for it when none is there; both beliefs are rescored, and a belief
+    left with no evidence of its own goes. Where it was heard: the lines it cites, else the
+    scope named in a consolidation's source, else (on a shared belief) a member other than the
+    owner stating it after the statement that made it. Returns how many evidence rows moved."""
+    census = Census(tx)
+    rows = await census.select(
+        "evidence e JOIN beliefs b ON b.belief_id = e.belief_id",
+        "e.evidence_id AS evidence_id, e.belief_id AS belief_id, b.scope AS scope,"
+        " e.source AS source",
+    )
+    cited: dict[int, set[str]] = {}
+    for r in await census.select("evidence_turns et JOIN turns t ON t.turn_id = et.turn_id",
+                                 "et.evidence_id AS evidence_id, t.scope AS scope"):
+        cited.setdefault(int(r["evidence_id"]), set()).add(str(r["scope"]))
+    first: dict[int, int] = {}
+    for row in rows:
+        belief_id, evidence_id = int(row["belief_id"]), int(row["evidence_id"])
+        first[belief_id] = min(first.get(belief_id, evidence_id), evidence_id)
+    moves: dict[tuple[int, str], list[int]] = {}
+    for row in rows:
+        scope, source = str(row["scope"]), str(row["source"])
+        elsewhere = sorted(cited.get(int(row["evidence_id"]), set()) - {scope})
+        origin: str | None = elsewhere[0] if elsewhere else None
+        if origin is None and (said := _CONSOLIDATED_IN.match(source)):
+            origin = said.group(1)
+        # A member's statement that made the shared belief was said as shared; a later one
+        # may have been said in private, and when in doubt it goes back to them.
+        stated = _STATED_BY.match(source) if scope == SHARED else None
+        if (origin is None and stated is not None and stated.group(1) != owner_id
+                and int(row["evidence_id"]) != first[int(row["belief_id"])]):
+            origin = private_scope(stated.group(1))
+        if origin is not None and str(origin) != scope:
+            moves.setdefault((int(row["belief_id"]), str(origin)), []).append(
+                int(row["evidence_id"]))
+    touched: dict[int, str] = {}
+    for (belief_id, origin), evidence in sorted(moves.items()):
+        scope = str(next(r["scope"] for r in rows if int(r["belief_id"]) == belief_id))
+        home = Lane(tx, origin)
+        original = await Lane(tx, scope).one("beliefs", "belief_id = ?", (belief_id,))
+        if original is None:
+            continue
+        found = await home.value("beliefs", "belief_id", "norm = ?", (original["norm"],))
+        if found is None:
+            found = await tx.execute(
+                "INSERT INTO beliefs(proposition, norm, scope, kind, subject_id, sensitivity,"
+                " log_odds, version, quarantined, valid_from, created_at, updated_at,"
+                " reinforced_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, 0, ?, ?, ?, ?)",
+                (original["proposition"], original["norm"], origin, original["kind"],
+                 original["subject_id"], original["sensitivity"], original["version"],
+                 original["valid_from"], original["created_at"], now, original["reinforced_at"]),
+            )
+        marks = ", ".join("?" for _ in evidence)
+        await tx.execute(
+            f"UPDATE OR IGNORE evidence SET belief_id = ? WHERE evidence_id IN ({marks})",
+            (int(str(found)), *evidence),
+        )
+        # One the new home already counted (same source) is a duplicate: it goes.
+        await tx.execute(f"DELETE FROM evidence WHERE belief_id = ? AND evidence_id IN ({marks})",
+                         (belief_id, *evidence))
+        touched[belief_id] = scope
+        touched[int(str(found))] = origin
+    for belief_id, scope in touched.items():
+        lane = Lane(tx, scope)
+        if await lane.value("evidence", "count(*)", "belief_id = ?", (belief_id,)):
+            await rescore(lane, belief_id, now)
+        else:
+            await tx.execute("DELETE FROM beliefs WHERE belief_id = ?", (belief_id,))
+    return sum(len(e) for e in moves.values())
+
+
 async def _override(lane: Lane, belief_id: int, sensitivity: Sensitivity, by: str,
                     now: str) -> None:
     tx = lane.tx
@@ -393,6 +488,19 @@ class BeliefBook:
             for item, outcome in zip(items, outcomes, strict=True)
             if outcome.status == "created" and outcome.belief_id is not None
         ])
+
+    async def rehome_once(self) -> None:
+        """Re-home evidence an older hearth let cross scopes (`rehome_crossed_evidence`), the
+        first time this database is opened by a hearth that knows the rule."""
+        async with self._store.transaction() as tx:
+            if await tx.scalar("SELECT 1 FROM evidence_rehoming LIMIT 1"):
+                return
+            census = Census(tx)
+            owner = await census.value("people", "person_id", "is_owner = 1")
+            now = self._now().isoformat()
+            moved = await rehome_crossed_evidence(tx, None if owner is None else str(owner), now)
+            await tx.execute("INSERT INTO evidence_rehoming(done_at, moved) VALUES (?, ?)",
+                             (now, moved))
 
     async def _scopes_of(self, tx: Tx, ids: Sequence[int]) -> dict[int, str]:
         marks = ", ".join("?" for _ in ids)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from memory.beliefs import LOG_ODDS_LIMIT, is_quarantined
+from memory.beliefs import is_quarantined, rescore
 from memory.gate import Gate, Lane
 from memory.models import SHARED, AccessContext, Activity, as_utc, private_scope
 from memory.people import PeopleBook
@@ -90,23 +90,6 @@ async def _supersede(tx: Tx, old: int, new: int, now: str) -> None:
     )
 
 
-async def _rescore(lane: Lane, belief_id: int, now: str) -> None:
-    """Log-odds from the belief's evidence, and whether one weak source still holds it."""
-    tx = lane.tx
-    total = float(str(
-        await lane.value(
-            "evidence", "coalesce(sum(sign * weight * reliability), 0)", "belief_id = ?",
-            (belief_id,),
-        ) or 0
-    ))
-    log_odds = max(-LOG_ODDS_LIMIT, min(LOG_ODDS_LIMIT, total))
-    quarantined = await is_quarantined(lane, belief_id)
-    await tx.execute(
-        "UPDATE beliefs SET log_odds = ?, quarantined = ?, updated_at = ? WHERE belief_id = ?",
-        (log_odds, int(quarantined), now, belief_id),
-    )
-
-
 async def dedupe(
     lane: Lane,
     rows: Sequence[Row],
@@ -148,7 +131,7 @@ async def dedupe(
             gone.add(dup)
             merged += 1
         await tx.execute("UPDATE beliefs SET version = ? WHERE belief_id = ?", (version, keeper))
-        await _rescore(lane, keeper, now)
+        await rescore(lane, keeper, now)
     return merged, gone
 
 

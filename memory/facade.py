@@ -111,6 +111,7 @@ class Memory:
         memory = cls(store, secret, embedder, clock)
         try:
             await memory._anchor.open(store, memory._now().isoformat())
+            await memory.beliefs.rehome_once()
             await memory.vectors.load()
         except Exception:
             await memory.close()

@@ -283,10 +283,18 @@ _KEYED_LEDGER: tuple[str, ...] = (
     )""",
 )
 
+# Evidence an older hearth recorded on another scope's belief is re-homed once, in Python, by
+# `memory.beliefs.rehome_crossed_evidence` the first time a hearth that knows this step opens
+# the database; this table records that it ran and how many evidence rows it moved.
+_EVIDENCE_REHOMED: tuple[str, ...] = (
+    "CREATE TABLE evidence_rehoming (done_at TEXT NOT NULL, moved INTEGER NOT NULL)",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", _INITIAL),
     ("0002_soul_state", _SOUL_STATE),
     ("0003_household_and_tick", _HOUSEHOLD_AND_TICK),
     ("0004_inbox_and_outbox", _INBOX_AND_OUTBOX),
     ("0005_keyed_ledger", _KEYED_LEDGER),
+    ("0006_evidence_rehomed", _EVIDENCE_REHOMED),
 )

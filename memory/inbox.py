@@ -18,8 +18,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
+from memory.secrets import mask_secrets
 from memory.store import Store, Tx
 
 # Done rows are kept this long so an update Telegram delivers again (its offset was not yet
@@ -53,7 +54,28 @@ class OwedReply:
 Received = Literal["stranger", "kept", "again"]
 
 
+def _masked(value: Any) -> Any:
+    """An update with secret tokens masked in every text and caption it carries, as a stored
+    line is: the inbox row is cleared once the turn is stored, but the pages SQLite wrote it
+    in linger in the WAL until the next checkpoint, so a card number must never be in them."""
+    if isinstance(value, dict):
+        return {k: mask_secrets(v) if k in ("text", "caption") and isinstance(v, str)
+                else _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
+
+
+def masked_payload(payload: str) -> str:
+    try:
+        update = json.loads(payload)
+    except ValueError:
+        return mask_secrets(payload)
+    return json.dumps(_masked(update), ensure_ascii=False)
+
+
 async def _keep(tx: Tx, update_id: int, chat: int, payload: str, now: str) -> bool:
+    payload = masked_payload(payload)
     await tx.execute(
         "INSERT OR IGNORE INTO inbox(update_id, chat_id, payload, received_at)"
         " VALUES (?, ?, ?, ?)",

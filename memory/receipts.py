@@ -317,7 +317,11 @@ class LedgerAnchor:
         async with store.transaction() as tx:
             keyed: Head | None = None
             if await tx.fetchone("SELECT 1 FROM ledger_keying LIMIT 1") is None:
-                keyed = await _key_old_chain(tx, self._secret, state, now)
+                # An old plain chain is keyed only by the open that brings the database up to
+                # the keyed ledger. A keying record gone from a database keyed before is not a
+                # reason to bless whatever chain is there now: verify judges it under the HMAC.
+                upgrading = "0005_keyed_ledger" in store.applied_now
+                keyed = await _key_old_chain(tx, self._secret, state, now, upgrading=upgrading)
             last = await _last(tx)
         if keyed is not None:
             await asyncio.to_thread(write_head, self._db_path, self._secret, keyed)
@@ -449,7 +453,8 @@ def _against_anchor(rows: Sequence[Row], state: HeadState, name: str) -> tuple[i
 # --- keying a ledger from before the HMAC chain ------------------------------------------------
 
 
-async def _key_old_chain(tx: Tx, secret: bytes, state: HeadState, now: str) -> Head | None:
+async def _key_old_chain(tx: Tx, secret: bytes, state: HeadState, now: str, *,
+                         upgrading: bool) -> Head | None:
     """Once per database: re-chain rows written under plain SHA-256 with the HMAC, when their
     chain holds; record the outcome. Returns the head to anchor at, or None for no new anchor."""
     rows = await tx.fetchall("SELECT * FROM receipts ORDER BY seq")
@@ -461,9 +466,10 @@ async def _key_old_chain(tx: Tx, secret: bytes, state: HeadState, now: str) -> H
              None if broken is None else broken[1]),
         )
 
-    if first_broken_link(rows, secret) is None or isinstance(state, Head):
+    if not upgrading or first_broken_link(rows, secret) is None or isinstance(state, Head):
         # Already keyed (a new ledger, or its record of keying went missing). With an anchor
-        # standing, re-keying would bless rows rewritten in the old form: verify judges them.
+        # standing, or outside the upgrade, re-keying would bless rows rewritten in the old
+        # form: verify judges them.
         await record(0, None)
         return None
     broken = _first_break(rows, _plain_row_hash)

@@ -105,6 +105,9 @@ class Store:
         self._lock = asyncio.Lock()
         self.lock_wait = lock_wait
         self._locked_since: float | None = None
+        # The migrations this open applied: work that may follow only its own migration (the
+        # ledger's keying) asks here.
+        self.applied_now: set[str] = set()
 
     @classmethod
     async def open(cls, path: Path, *, create: bool) -> Store:
@@ -171,6 +174,7 @@ class Store:
         for name, statements in MIGRATIONS:
             if name in done:
                 continue
+            self.applied_now.add(name)
             # A migration and the row recording it commit together.
             async with self.transaction() as tx:
                 for statement in statements:

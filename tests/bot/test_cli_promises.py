@@ -245,12 +245,6 @@ async def test_a_receipt_rewritten_and_rechained_with_plain_sha256_fails_verify_
     assert doctor.code == 1 and f"FAIL  ledger: broken at receipt #{start}" in doctor.out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: with its ledger_keying rows and its anchor deleted, a rewritten ledger "
-           "rechained with plain SHA-256 is taken for a pre-HMAC ledger and re-keyed on the next "
-           "open (memory/receipts.py, LedgerAnchor.open -> _key_old_chain), so verify says intact",
-)
 async def test_a_rewritten_ledger_stays_broken_when_its_keying_record_and_anchor_are_removed(
     ledger: Terminal,
 ) -> None:

@@ -346,12 +346,6 @@ async def test_a_card_number_written_with_narrow_no_break_spaces_is_masked_in_al
     assert card_in(closed) == [], "the card number is in the database's bytes"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: the inbox keeps a member's update as Telegram sent it (memory/inbox.py, "
-           "inbox.payload) and clearing it leaves the old page, unmasked card number and all, "
-           "in hearth.db-wal until the WAL is next reset",
-)
 async def test_a_card_number_told_on_telegram_is_in_no_byte_of_the_database_or_its_wal(
     hearth: Launcher, tg: Telegram
 ) -> None:
@@ -410,7 +404,6 @@ async def ana_tells_two_things(launcher: Launcher, tg: Telegram,
     return handles_seen(document, (await cli(launcher, "inspect", "--as", "Ana")).out)
 
 
-@pytest.mark.xfail(reason="opaque ids are being built", strict=True)
 async def test_the_ids_a_member_is_shown_reveal_nothing_of_how_much_another_talked_to_her(
     hearth: Launcher, tg: Telegram
 ) -> None:

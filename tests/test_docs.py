@@ -55,3 +55,22 @@ def test_the_readme_opens_with_exactly_two_setup_commands() -> None:
 def test_ci_runs_the_readmes_test_command() -> None:
     ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
     assert "make test" in ci
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_readme_and_the_docs_stand_on_their_own() -> None:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert len(pages) > 1
+    assert [p.name for p in pages if "../shared" in p.read_text()] == []
+
+
+def test_the_memory_page_names_every_book_memory_hands_out_and_its_module() -> None:
+    page = (ROOT / "docs" / "memory.md").read_text()
+    rows = re.findall(r"^\| `memory\.(\w+)` \| `(\w+\.py)` \|", page, re.M)
+    assert len(rows) >= 12
+    facade = (ROOT / "memory" / "facade.py").read_text()
+    for book, module in rows:
+        assert f"self.{book} = " in facade, book
+        assert (ROOT / "memory" / module).exists(), module

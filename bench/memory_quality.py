@@ -47,7 +47,9 @@ from soul.turn import Reply, chat_id_for, respond
 DONT_KNOW = "I don't know."
 MEMORIES_HEADER = "# What you remember"
 # One rendered belief: "- {text} ({age}, confidence {confidence:.2f}{status})".
-_BELIEF_LINE = re.compile(r"^- (?P<text>.*) \(learned [^,()]*, confidence [0-9.]+[^()]*\)$")
+_BELIEF_LINE = re.compile(
+    r'^- .* on [^:]+: "(?P<text>.*)" \(learned [^,()]*, confidence [0-9.]+[^()]*\)$'
+)
 START = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 

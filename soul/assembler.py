@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -29,6 +30,8 @@ from memory import (
     Role,
     Summary,
     Turn,
+    normalize,
+    scope_owner,
 )
 from soul.affect import Affect, decay, elapsed_hours
 from soul.files import Soul, lore_hits
@@ -62,7 +65,11 @@ TEMPLATES: dict[str, str] = {
     "situation": "# Situation\nNow: {time}. Chat: {chat}. Present: {present}. Speaking: {name}.",
     "partner": "# What you know about {name}\n{items}",
     "partner_empty": "(nothing yet: ask rather than assume)",
-    "belief": "- {text} ({age}, confidence {confidence:.2f}{status})",
+    # Who said it and when, quoted: a bare first-person sentence ("I play bass") reads, to a
+    # small model, as something she said about herself.
+    "belief": '- {who} on {date}: "{text}" ({age}, confidence {confidence:.2f}{status})',
+    "belief_private": "{name} told you",
+    "belief_shared": "The household told you",
     "memories": "# What you remember (relevant to this message)\n{items}",
     "memories_empty": "(nothing relevant)",
     "summary": "# The conversation so far\n{text}",
@@ -211,12 +218,37 @@ def _age(then: str, now: datetime) -> str:
     return f"learned {int(days // 30)} months ago"
 
 
-def _belief_line(belief: Belief, now: datetime) -> str:
+def _told_on(then: str, now: datetime) -> str:
+    moment = datetime.fromisoformat(then)
+    day = f"{moment.day} {moment.strftime('%B')}"
+    return day if moment.year == now.year else f"{day} {moment.year}"
+
+
+def _belief_line(belief: Belief, now: datetime, names: dict[str, str]) -> str:
     status = "" if belief.status == "active" else f", {belief.status}"
+    owner = scope_owner(belief.scope)
+    who = (TEMPLATES["belief_shared"] if owner is None
+           else TEMPLATES["belief_private"].format(name=names.get(owner, "A member")))
     return TEMPLATES["belief"].format(
-        text=belief.proposition, age=_age(belief.updated_at, now),
-        confidence=belief.confidence, status=status,
+        who=who, date=_told_on(belief.created_at, now), text=belief.proposition,
+        age=_age(belief.updated_at, now), confidence=belief.confidence, status=status,
     )
+
+
+def _unprinted(beliefs: Sequence[Belief], printed: Sequence[Belief]) -> list[Belief]:
+    """Beliefs not already in the prompt: one belief, or the same words kept in two scopes, is
+    printed under one heading only (the first it reaches: what is relevant to the message)."""
+    seen_ids = {b.belief_id for b in printed}
+    seen_words = {normalize(b.proposition) for b in printed}
+    out: list[Belief] = []
+    for belief in beliefs:
+        words = normalize(belief.proposition)
+        if belief.belief_id in seen_ids or words in seen_words:
+            continue
+        seen_ids.add(belief.belief_id)
+        seen_words.add(words)
+        out.append(belief)
+    return out
 
 
 def _clip(text: str, budget: int) -> str:
@@ -287,6 +319,7 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
         )
     chat = "the household group" if intent.group else f"a private chat with {name}"
     lore = lore_hits(soul, intent.text)
+    recalled = _unprinted([r.belief for r in state.memories], [])
     surfaces = {
         "constitution": _Surface("constitution",
                                  TEMPLATES["constitution"].format(text=soul.constitution), []),
@@ -307,13 +340,11 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
         "situation": _Surface("situation", TEMPLATES["situation"].format(
             time=now.strftime("%A %d %B %Y, %H:%M UTC"), chat=chat,
             present=", ".join(state.present), name=name), []),
-        "partner": _Surface("partner", TEMPLATES["partner"].replace("{name}", name), [
-            _belief_line(b, now) for b in state.partner
-        ], placeholder=TEMPLATES["partner_empty"]),
+        "partner": _Surface("partner", TEMPLATES["partner"].replace("{name}", name), [],
+                            placeholder=TEMPLATES["partner_empty"]),
         "memories": _Surface("memories", TEMPLATES["memories"], [
-            _belief_line(r.belief, now) for r in state.memories
-        ], ids=[r.belief.belief_id for r in state.memories],
-            placeholder=TEMPLATES["memories_empty"]),
+            _belief_line(b, now, state.names) for b in recalled
+        ], ids=[b.belief_id for b in recalled], placeholder=TEMPLATES["memories_empty"]),
         "summary": _Surface("summary", TEMPLATES["summary"].format(
             text=_clip(state.summary.text, budgets.summary - 8)) if state.summary else "", []),
         "affect": _Surface("affect", TEMPLATES["affect"].format(text=state.affect.describe()),
@@ -324,7 +355,11 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
         ]),
     }
     dropped: list[str] = []
-    for key in ("examples", "lore", "partner", "memories", "goals"):
+    for key in ("examples", "lore", "memories", "partner", "goals"):
+        if key == "partner":  # what "What you remember" kept is not printed a second time
+            kept = recalled[: len(surfaces["memories"].items)]
+            surfaces[key].items = [_belief_line(b, now, state.names)
+                                   for b in _unprinted(state.partner, kept)]
         dropped += _fit_items(surfaces[key], getattr(budgets, key))
 
     turns = _turn_messages(state)

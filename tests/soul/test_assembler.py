@@ -348,3 +348,30 @@ def test_recall_ages_are_tagged_relative_to_the_injected_clock(soul: Soul) -> No
         gathered, intent=dataclasses.replace(gathered.intent, now=NOW + timedelta(days=1))
     )
     assert compose(soul, later).messages != prompt.messages
+
+
+async def test_a_members_own_words_reach_the_model_as_theirs_quoted_with_who_and_when(
+    house: tuple[Memory, Person, Person, Person], soul: Soul
+) -> None:
+    memory, owner, bob, _ = house
+    await memory.beliefs.remember(bob.person_id, "I play bass in Zorblatt")
+    await memory.beliefs.remember(owner.person_id, "We eat pancakes on Sundays", shared=True)
+    text = (await assemble(memory, soul, _intent(bob, "do I play bass in Zorblatt?"))).text
+    assert '- Bob told you on ' in text and ': "I play bass in Zorblatt"' in text
+    assert "\n- I play bass" not in text  # never a bare first-person line she could take as hers
+    shared = (await assemble(memory, soul, _intent(bob, "pancakes on Sundays?"))).text
+    assert 'The household told you on ' in shared and '"We eat pancakes on Sundays"' in shared
+
+
+async def test_one_belief_is_printed_under_one_heading_however_many_surfaces_hold_it(
+    house: tuple[Memory, Person, Person, Person], soul: Soul
+) -> None:
+    memory, owner, bob, _ = house
+    await memory.beliefs.remember(bob.person_id, "Bob keeps bees on the roof")
+    await memory.beliefs.remember(bob.person_id, "Bob likes long walks")  # the control
+    # The same words as a shared belief too: one fact, printed once.
+    await memory.beliefs.remember(owner.person_id, "Bob keeps bees on the roof", shared=True)
+    prompt = await assemble(memory, soul, _intent(bob, "what about my bees on the roof?"))
+    assert prompt.text.count('"Bob keeps bees on the roof"') == 1
+    assert prompt.text.count('"Bob likes long walks"') == 1  # still under what she knows of him
+    assert len(prompt.belief_ids) >= 1

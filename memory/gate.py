@@ -17,6 +17,7 @@ content table written anywhere but here):
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -58,8 +59,10 @@ _REFS = {"beliefs": ("belief", "belief_id"), "turns": ("line", "turn_id"),
          "goals": ("goal", "goal_id"), "grants": ("grant", "grant_id")}
 
 
+@functools.lru_cache(maxsize=65_536)
 def ref_for(secret: bytes, kind: str, row_id: int) -> str:
-    """The opaque name of one row: its kind's letter and 8 hex digits of a keyed digest."""
+    """The opaque name of one row: its kind's letter and 8 hex digits of a keyed digest
+    (remembered: the same rows are named in read after read)."""
     return kind[:1] + keyed_digest(secret, f"ref\n{kind}\n{row_id}")[:8]
 
 # A belief as a reader gets it: its evidence count, and whether a belief the reader can also
@@ -141,6 +144,9 @@ class Read:
         """Belief rows (alias `b`) this reader may see, with `evidence_count`, and a
         `contradicted` flag computed only from contradicting beliefs they can also see."""
         rule, other = self.wall("b.scope"), self.wall("o.scope")
+        # The rows are chosen (and ranked, and cut to `limit`) on the table's own columns
+        # first; the view's costly columns (evidence count, contradiction, ref) are computed
+        # for the chosen rows only, not for every row a sort had to look at.
         sql = (
             f"SELECT {_BELIEF_VIEW},"
             " EXISTS (SELECT 1 FROM contradictions c JOIN beliefs o ON o.belief_id ="
@@ -148,7 +154,9 @@ class Read:
             "   WHERE (c.low_id = b.belief_id OR c.high_id = b.belief_id)"
             f"   AND {other.sql} AND o.superseded_by IS NULL AND o.log_odds >= b.log_odds)"
             " AS contradicted"
-            f" FROM beliefs b WHERE {rule.sql} AND ({where}) ORDER BY {order} LIMIT ?"
+            " FROM beliefs b WHERE b.belief_id IN (SELECT b.belief_id FROM beliefs b"
+            f"  WHERE {rule.sql} AND ({where}) ORDER BY {order} LIMIT ?)"
+            f" ORDER BY {order}"
         )
         return await self.tx.fetchall(sql, (*other.params, *rule.params, *params, limit))
 

@@ -273,6 +273,7 @@ class _Surface:
     items: list[str]
     ids: list[int] = field(default_factory=list)  # belief ids, for memories
     placeholder: str = ""
+    _counted: tuple[tuple[str, str, tuple[str, ...]], int] | None = None
 
     def render(self) -> str:
         if "{items}" not in self.header:
@@ -281,7 +282,12 @@ class _Surface:
         return self.header.replace("{items}", body) if body else ""
 
     def tokens(self) -> int:
-        return count_tokens(self.render())
+        """The rendered surface's tokens, counted again only when it changed: the overflow
+        loop asks every surface after each drop."""
+        key = (self.header, self.placeholder, tuple(self.items))
+        if self._counted is None or self._counted[0] != key:
+            self._counted = (key, count_tokens(self.render()))
+        return self._counted[1]
 
     def drop_last(self) -> None:
         """Drop the lowest-ranked item (and its belief id, for memories)."""
@@ -291,12 +297,23 @@ class _Surface:
 
 
 def _fit_items(surface: _Surface, budget: int) -> list[str]:
-    """Keep items in rank order while the rendered surface stays within its budget."""
-    dropped: list[str] = []
-    while surface.items and surface.tokens() > budget:
-        surface.drop_last()
-        dropped.append(surface.name)
-    return dropped
+    """Keep the longest prefix of items, in rank order, whose rendered surface stays within
+    its budget (fewer items never render longer, so a binary search finds it)."""
+    items, ids = surface.items, surface.ids
+    if not items or surface.tokens() <= budget:
+        return []
+    low, high = 0, len(items) - 1  # `high` items still overflow at most; `low` is the floor
+    while low < high:
+        mid = (low + high + 1) // 2
+        surface.items = items[:mid]
+        if surface.tokens() <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    surface.items = items[:low]
+    if ids:
+        surface.ids = ids[:low]
+    return [surface.name] * (len(items) - low)
 
 
 def compose(soul: Soul, state: Gathered) -> Prompt:

@@ -305,9 +305,10 @@ async def rehome_crossed_evidence(tx: Tx, owner_id: str | None, now: str) -> int
         if origin is not None and str(origin) != scope:
             moves.setdefault((int(row["belief_id"]), str(origin)), []).append(
                 int(row["evidence_id"]))
+    scope_of = {int(r["belief_id"]): str(r["scope"]) for r in rows}
     touched: dict[int, str] = {}
     for (belief_id, origin), evidence in sorted(moves.items()):
-        scope = str(next(r["scope"] for r in rows if int(r["belief_id"]) == belief_id))
+        scope = scope_of[belief_id]
         home = Lane(tx, origin)
         original = await Lane(tx, scope).one("beliefs", "belief_id = ?", (belief_id,))
         if original is None:

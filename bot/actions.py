@@ -8,6 +8,7 @@ Must not: word anything for a person, or read memory any way but through its boo
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,13 +59,12 @@ async def grant(
     shared: bool = False,
     beneficiary_id: str | None = None,
     note: str = "",
-) -> list[Grant]:
-    """One grant per lens cell the words name (`all` never covers credentials)."""
-    return [
-        await memory.grants.give(person.person_id, a, s, days=days, shared=shared,
-                                 beneficiary_id=beneficiary_id, note=note)
-        for a, s in grant_pairs(activity, sensitivity)
-    ]
+) -> AsyncIterator[Grant]:
+    """One grant per lens cell the words name (`all` never covers credentials), each handed
+    back as it is made: a refusal part-way leaves the ones made before it told."""
+    for a, s in grant_pairs(activity, sensitivity):
+        yield await memory.grants.give(person.person_id, a, s, days=days, shared=shared,
+                                       beneficiary_id=beneficiary_id, note=note)
 
 
 async def revoke(memory: Memory, person: Person, activity: str, sensitivity: str, *,

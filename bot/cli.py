@@ -350,7 +350,7 @@ async def _grant(memory: Memory, args: argparse.Namespace) -> int:
     if args.beneficiary:
         beneficiary = (await _person(memory, args.beneficiary)).person_id
     whose = "shared facts" if args.shared else f"{person.name}'s facts"
-    for grant in await actions.grant(memory, person, args.activity, args.sensitivity,
+    async for grant in actions.grant(memory, person, args.activity, args.sensitivity,
                                      days=args.days, shared=args.shared,
                                      beneficiary_id=beneficiary, note=args.note):
         until = f" until {grant.expires_at}" if grant.expires_at else ""

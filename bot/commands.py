@@ -195,7 +195,7 @@ async def grant(update: Update, context: HearthContext, message: Message,
         return
     lines = []
     try:
-        for made in await actions.grant(memory, person, asked.activity, asked.sensitivity,
+        async for made in actions.grant(memory, person, asked.activity, asked.sensitivity,
                                         days=asked.days, shared=asked.shared,
                                         note="granted in a chat"):
             until = texts.when(made.expires_at) if made.expires_at else None

@@ -140,10 +140,7 @@ class Memory:
         self._store.lock_wait = seconds
 
     def _now(self) -> datetime:
-        try:
-            return as_utc(self._clock())
-        except ValueError as error:
-            raise InvalidRequest(str(error)) from None
+        return as_utc(self._clock())
 
     async def stats(self) -> dict[str, int]:
         """Counts only: how many members, beliefs, lines and receipts. No content."""

@@ -369,7 +369,7 @@ class WriteOutcome(Frozen):
 def as_utc(moment: datetime) -> datetime:
     """Stored times are UTC ISO strings and compare as text, so every instant becomes UTC."""
     if moment.tzinfo is None:
-        raise ValueError("a time without a time zone is ambiguous; give it one")
+        raise InvalidRequest("a time without a time zone is ambiguous; give it one")
     return moment.astimezone(UTC)
 
 

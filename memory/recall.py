@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from memory.beliefs import belief_from_row
-from memory.errors import InvalidRequest
 from memory.gate import Gate, Read
 from memory.models import AccessContext, Recalled, as_utc
 from memory.vectors import VectorBook
@@ -145,7 +144,7 @@ class RecallBook:
         semantic = await self._vectors.search(ctx, query, CANDIDATES_PER_SOURCE)
         use_semantic = self._vectors.embedder is not None
         now = self._now()
-        when = (now if as_of is None else checked_time(as_of)).isoformat()
+        when = (now if as_of is None else as_utc(as_of)).isoformat()
         async with self._gate.read(ctx, "recall", query) as read:
             keyword_ids = await _keyword_candidates(read, query_terms)
             chosen = candidates(semantic, keyword_ids)
@@ -211,9 +210,3 @@ async def _recently_recalled(read: Read) -> set[int]:
     )
     return {int(i) for r in rows for i in json.loads(r["returned_ids"])}
 
-
-def checked_time(moment: datetime) -> datetime:
-    try:
-        return as_utc(moment)
-    except ValueError as error:
-        raise InvalidRequest(str(error)) from None

@@ -509,6 +509,16 @@ class BeliefBook:
                                        f"belief_id IN ({marks})", ids)
         return {int(r["belief_id"]): str(r["scope"]) for r in rows}
 
+    async def _shared_visible_scope(self, tx: Tx, ctx: AccessContext, a: int,
+                                    b: int) -> str | None:
+        """The scope two distinct beliefs share, when the reader sees it; else None."""
+        if a == b:
+            return None
+        scopes = await self._scopes_of(tx, [a, b])
+        if len(scopes) != 2 or scopes[a] != scopes[b] or not wall.is_visible(ctx, scopes[a]):
+            return None
+        return scopes[a]
+
     async def _may_change(self, tx: Tx, ctx: AccessContext, scope: str | None) -> bool:
         """Whether this member may change a belief of `scope`: theirs, or shared for the
         owner, and visible to them either way."""
@@ -534,11 +544,8 @@ class BeliefBook:
 
     async def link_contradiction(self, ctx: AccessContext, a: int, b: int) -> bool:
         """Mark two beliefs of one scope the reader sees as unable to both hold."""
-        if a == b:
-            return False
         async with self._store.transaction() as tx:
-            scopes = await self._scopes_of(tx, [a, b])
-            if len(scopes) != 2 or scopes[a] != scopes[b] or not wall.is_visible(ctx, scopes[a]):
+            if await self._shared_visible_scope(tx, ctx, a, b) is None:
                 return False
             await tx.execute(
                 "INSERT OR IGNORE INTO contradictions(low_id, high_id, at) VALUES (?, ?, ?)",
@@ -548,15 +555,12 @@ class BeliefBook:
 
     async def supersede(self, ctx: AccessContext, old: int, new: int) -> bool:
         """The newer belief supersedes the older one of the same scope; nothing is deleted."""
-        if old == new:
-            return False
         now = self._now().isoformat()
         async with self._store.transaction() as tx:
-            scopes = await self._scopes_of(tx, [old, new])
-            if (len(scopes) != 2 or scopes[old] != scopes[new]
-                    or not wall.is_visible(ctx, scopes[old])):
+            scope = await self._shared_visible_scope(tx, ctx, old, new)
+            if scope is None:
                 return False
-            starts = await Lane(tx, scopes[new]).value(
+            starts = await Lane(tx, scope).value(
                 "beliefs", "valid_from", "belief_id = ?", (new,))
             await tx.execute(
                 "UPDATE beliefs SET superseded_by = ?, valid_to = ?, updated_at = ?"

@@ -1,8 +1,9 @@
 """Consolidation and compaction: what the tick asks the model, and how answers become memory.
 
 Owns: the batch size and cadence, the extraction schema (a pydantic model sent as the
-`response_format` json_schema), the extraction and summary prompts, and turning an extraction
-into assertions of one scope with `extracted` provenance and source line ids.
+`response_format` json_schema), the extraction prompt with its worked examples and the summary
+prompt, and turning an extraction into assertions of one scope with `extracted` provenance and
+source line ids (what merely echoes the examples is dropped).
 It also keeps the tick's bookkeeping (`ConsolidationBook`): which scopes and chats have lines
 waiting (ids and counts only, through the census), the next batch of one scope (read through
 the gate by that scope's own lane), the watermarks a stored batch moves, and the count of
@@ -12,6 +13,7 @@ batch holds lines of exactly one scope; nothing here can combine two.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -81,19 +83,50 @@ class Extraction(BaseModel):
 EXTRACTION_INSTRUCTIONS = """\
 You read a short transcript between household members and their companion, {assistant}, and \
 note what is worth remembering about the people in it: facts about their lives, preferences, \
-commitments and plans, goals, and the people they are related to.
+plans and promises, goals, and the people they know.
 
 Rules:
-- Only what a speaker actually said. Do not guess, and do not record small talk.
-- Each item is one short standalone sentence in the third person that names the person \
-(for example "Ana is allergic to peanuts"), never "I" or "you".
-- Never copy passwords, keys, codes, card or account numbers.
-- Give the numbers of the lines each item comes from.
-- If nothing is worth remembering, answer {{"items": []}}.
+- Only what a member said. What {assistant} says is never evidence.
+- Each item is one short sentence in the third person that names the person, never "I" or "you".
+- Small talk gives no items. Never copy passwords, keys, codes, card or account numbers.
+- "lines" are the numbers of the lines the item comes from.
+- kind is one of: fact, preference, commitment, goal, person.
+Answer with JSON only, like the examples."""
 
-Answer with JSON only, in this shape:
-{{"items": [{{"statement": "...", "kind": "fact", "about": "Ana", "lines": [1]}}]}}
-kind is one of: fact, preference, commitment, goal, person."""
+# Worked examples, sent as earlier turns of the same chat: a small model copies the shape of an
+# answer far better than it follows a rule. Invented people (no member is called Kofi or Ines):
+# a first-person fact, a fact about someone else, her own line ignored, and small talk giving
+# nothing. An item naming their people or places is the model echoing these, not the transcript.
+_EXAMPLES: tuple[tuple[str, tuple[ExtractedItem, ...]], ...] = (
+    (
+        "1. Kofi: I'm allergic to shellfish, so no prawns for me\n"
+        "2. {assistant}: Noted, no shellfish.\n"
+        "3. Kofi: my brother Sam lives in Accra",
+        (
+            ExtractedItem(statement="Kofi is allergic to shellfish", kind="fact", about="Kofi",
+                          lines=[1]),
+            ExtractedItem(statement="Kofi's brother Sam lives in Accra", kind="person",
+                          about="Kofi", lines=[3]),
+        ),
+    ),
+    (
+        "1. Ines: Kofi starts at the library on Monday\n"
+        "2. {assistant}: Lovely! Do you still play the cello, Ines?\n"
+        "3. Ines: ha",
+        (
+            ExtractedItem(statement="Kofi starts a job at the library on Monday", kind="fact",
+                          about="Kofi", lines=[1]),
+        ),
+    ),
+    (
+        "1. Ines: morning! grey again out there\n"
+        "2. {assistant}: Morning, Ines. Tea weather.\n"
+        "3. Ines: lol yes",
+        (),
+    ),
+)
+_EXAMPLE_NAMES = frozenset({"Kofi", "Ines", "Sam", "Accra"})
+_NAME_WORD = re.compile(r"[A-Z][a-z]+")
 
 SUMMARY_INSTRUCTIONS = """\
 You keep a short running summary of one conversation for {assistant}, a household companion. \
@@ -134,11 +167,22 @@ def _numbered(turns: Sequence[Turn], names: Mapping[str, str], assistant: str) -
 def extraction_messages(
     batch: Batch, names: Mapping[str, str], assistant: str
 ) -> list[dict[str, str]]:
-    """The prompt for one batch: the instructions and that batch's lines, nothing else."""
-    return [
-        {"role": "system", "content": EXTRACTION_INSTRUCTIONS.format(assistant=assistant)},
-        {"role": "user", "content": "Transcript:\n" + _numbered(batch.turns, names, assistant)},
+    """The prompt for one batch: the instructions, the worked examples, and that batch's lines
+    (the last message), nothing else."""
+    messages = [
+        {"role": "system", "content": EXTRACTION_INSTRUCTIONS.format(assistant=assistant)}
     ]
+    for transcript, answer in _EXAMPLES:
+        messages.append(
+            {"role": "user", "content": "Transcript:\n" + transcript.format(assistant=assistant)}
+        )
+        messages.append(
+            {"role": "assistant", "content": Extraction(items=list(answer)).model_dump_json()}
+        )
+    messages.append(
+        {"role": "user", "content": "Transcript:\n" + _numbered(batch.turns, names, assistant)}
+    )
+    return messages
 
 
 def summary_messages(
@@ -164,6 +208,15 @@ def _says_something(statement: str) -> bool:
     return len(words) >= 2 and len(statement) <= MAX_PROPOSITION_CHARS
 
 
+def _echoes_an_example(statement: str, batch: Batch) -> bool:
+    """An item naming someone only the worked examples name: a small model copying the
+    prompt's examples, not reading the transcript."""
+    named = _EXAMPLE_NAMES.intersection(_NAME_WORD.findall(statement))
+    return any(
+        not any(re.search(rf"\b{name}\b", turn.text) for turn in batch.turns) for name in named
+    )
+
+
 def assertions_from(
     batch: Batch, extraction: Extraction, people_by_name: Mapping[str, str]
 ) -> list[Assertion]:
@@ -171,9 +224,9 @@ def assertions_from(
 
     `people_by_name` maps a lower-cased member name to their person id. Lines are the batch's
     own (numbers outside it are dropped). An item resting only on her own lines is dropped: what
-    she said is not evidence of what is true. An item about a member who is not among the
-    speakers of its lines, or citing no line at all, is second-hand and weighs less (it waits
-    in quarantine until corroborated).
+    she said is not evidence of what is true. So is an item echoing the prompt's worked
+    examples. An item about a member who is not among the speakers of its lines, or citing no
+    line at all, is second-hand and weighs less (it waits in quarantine until corroborated).
     """
     owner = scope_owner(batch.scope)
     if not batch.turns:
@@ -182,7 +235,7 @@ def assertions_from(
     out: list[Assertion] = []
     for item in extraction.items[:MAX_ITEMS_PER_BATCH]:
         statement = " ".join(item.statement.replace("\x00", "").split())
-        if not _says_something(statement):
+        if not _says_something(statement) or _echoes_an_example(statement, batch):
             continue
         picked = sorted({n for n in item.lines if 1 <= n <= len(batch.turns)})
         turns = [batch.turns[n - 1] for n in picked]

@@ -2,7 +2,8 @@
 
 Owns: the order of a tick (consolidation, then compaction) and of a dream (her moods re-centred,
 persona proposals, then memory's own dream pass), and what a model failure does (the batch or
-summary stays pending for the next tick; nothing is lost, nothing is stored twice).
+summary stays pending for the next tick; nothing is lost, nothing is stored twice; a batch the
+model reads nothing usable in is still learnt from its plain first-person statements).
 Must not: read memory except through the facade, or put lines of two scopes in one prompt: every
 batch and every summary is read by one scope's own lane, and each model call carries only that.
 """
@@ -26,6 +27,7 @@ from memory.consolidation import (
     extraction_messages,
     summary_messages,
 )
+from memory.statements import statements_in
 from soul.affect import Affect
 from soul.assembler import current_affect
 from soul.files import Soul
@@ -70,12 +72,15 @@ class TickReport:
     skipped: int = 0
     summaries: int = 0
     pending_lines: int = 0
+    plain: int = 0  # batches learnt from their plain statements alone
 
     def lines(self) -> list[str]:
         return [
             f"consolidated {self.batches} batch(es) into {self.beliefs} belief(s)",
             f"{self.failed} model call(s) failed; their lines stay pending for the next tick",
             f"{self.skipped} batch(es) passed over after {MAX_UNUSABLE_ANSWERS} unusable answers",
+            f"{self.plain} batch(es) the model read nothing usable in, learnt from their plain"
+            " statements",
             f"wrote {self.summaries} rolling summary(ies)",
             f"{self.pending_lines} line(s) wait for a fuller batch or a quiet chat",
         ]
@@ -145,6 +150,12 @@ async def run_tick(
                     report.failed += 1
                     break
                 items = assertions_from(batch, extraction, by_name)
+                if not items:
+                    # Nothing usable (a small model often answers nothing, or only echoes):
+                    # the plain first-person statements members made are still learnt, by
+                    # the same path, so scope, weight and evidence lines are the model's.
+                    items = assertions_from(batch, statements_in(batch, names), by_name)
+                    report.plain += bool(items)
             outcomes = await memory.consolidation.commit(batch, items)
             if outcomes is None:  # another tick stored this batch first
                 break

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -541,3 +542,113 @@ async def test_an_empty_list_of_items_means_nothing_to_remember_and_the_scope_mo
     await tick(house, model)
     assert len(model.consolidation_prompts()) == 1  # that batch is done
     assert await facts(house, house.bob) == []
+
+
+# With the bundled tiny model, consolidation answers nothing usable: an empty list, an echo of the
+# prompt's examples, or JSON that does not fit. Plain first-person statements are still learnt.
+
+EIGHT_TURN_CHAT = [
+    "Hi! I just got back from work.",
+    "Long day. I work as a nurse at the Royal Infirmary.",
+    "My sister is called Ruth and she lives nearby.",
+    "I have a dog called Biscuit.",
+    "A beagle. Also I'm allergic to peanuts, so no satay for me.",
+    "My birthday is on 14 March.",
+    "I live in Leeds, by the way.",
+    "Anyway, what a grey day it is.",
+]
+
+
+async def test_an_eight_turn_chat_the_model_reads_nothing_in_still_leaves_its_plain_facts(
+    house: Household,
+) -> None:
+    for text in EIGHT_TURN_CHAT:
+        await say(house, house.bob, text)
+        await her(house, house.bob, "I see! I live in the cloud myself, ha.")
+    report = await tick(house, AnswersAs({"items": []}))
+    assert (report.batches, report.beliefs, report.plain) == (1, 6, 1)
+    assert sorted(await facts(house, house.bob)) == [
+        "Bob has a dog called Biscuit",
+        "Bob is allergic to peanuts",
+        "Bob lives in Leeds",
+        "Bob works as a nurse at the Royal Infirmary",
+        "Bob's birthday is on 14 March",
+        "Bob's sister is called Ruth",
+    ]
+
+
+async def test_plain_facts_learnt_without_the_model_stay_in_the_members_dm_scope(
+    house: Household,
+) -> None:
+    line = await say(house, house.bob, "I'm allergic to peanuts")
+    await say(house, house.bob, "Is my flat in Leeds?")
+    await say(house, house.bob, "If I moved to York I would be happier")
+    await tick(house, AnswersAs({"items": []}))
+    ctx = AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
+    (belief,) = await house.memory.beliefs.inspect(ctx)
+    assert belief.proposition == "Bob is allergic to peanuts"
+    assert belief.scope == private_scope(house.bob.person_id)
+    assert belief.subject_id == house.bob.person_id
+    assert belief.status == BeliefStatus.ACTIVE
+    explanation = await house.memory.beliefs.explain(ctx, belief.belief_id)
+    assert explanation is not None
+    assert [e.provenance for e in explanation.evidence] == [Provenance.EXTRACTED]
+    assert await facts(house, house.alice) == [] and await facts(house, house.owner) == []
+    group = AccessContext.for_group(Activity.GROUP_CONVERSATION, "test")
+    assert await house.memory.recall.search(group, "allergic peanuts") == []
+    # Its line is linked as its source: forgetting the belief redacts exactly that line.
+    assert await house.memory.forgetting.forget(ctx, "peanuts") == 1
+    dm = AccessContext.for_member(house.bob.person_id, Activity.DM_CONVERSATION, "test")
+    lines = {t.turn_id: t.text for t in await house.memory.transcript.lines(dm)}
+    assert "peanuts" not in lines[line] and "Leeds" in lines[line + 1]
+
+
+async def test_a_plain_fact_said_in_the_group_is_shared_and_about_whoever_said_it(
+    house: Household,
+) -> None:
+    await say(house, house.alice, "I work as a vet in Harrogate", group=True)
+    await tick(house, AnswersAs({"items": []}))
+    group = AccessContext.for_group(Activity.GROUP_CONVERSATION, "test")
+    (belief,) = await house.memory.beliefs.in_scope(group, SHARED)
+    assert belief.proposition == "Alice works as a vet in Harrogate"
+    assert belief.subject_id == house.alice.person_id
+    assert belief.status == BeliefStatus.ACTIVE
+
+
+async def test_a_batch_the_model_cannot_read_is_learnt_from_its_plain_statements_when_passed_over(
+    house: Household,
+) -> None:
+    await say(house, house.bob, "I'm allergic to penicillin")
+    model = ScriptedModel()
+    model.garbled = True
+    reports = [await tick(house, model) for _ in range(3)]
+    assert [(r.failed, r.skipped, r.plain) for r in reports] == [(1, 0, 0), (1, 0, 0), (0, 1, 1)]
+    assert await facts(house, house.bob) == ["Bob is allergic to penicillin"]
+    assert await pending(house) == []
+
+
+async def test_the_models_usable_answer_is_kept_instead_of_the_plain_statements(
+    house: Household,
+) -> None:
+    await say(house, house.bob, "My sister is called Ruth")
+    model = AnswersAs({"items": [
+        {"statement": "Bob has a sister named Ruth", "kind": "person", "about": "Bob",
+         "lines": [1]},
+    ]})
+    report = await tick(house, model)
+    assert report.plain == 0
+    assert await facts(house, house.bob) == ["Bob has a sister named Ruth"]
+
+
+async def test_a_model_echoing_the_prompts_examples_is_not_remembered_but_the_member_is(
+    house: Household,
+) -> None:
+    await say(house, house.bob, "I live in Leeds")
+    model = AnswersAs({"items": [
+        {"statement": "Kofi is allergic to shellfish", "kind": "fact", "about": "Kofi",
+         "lines": [1]},
+    ]})
+    await tick(house, model)
+    assert await facts(house, house.bob) == ["Bob lives in Leeds"]
+    (prompt,) = [m for m in model.prompts if is_consolidation(m)]  # type: ignore[arg-type]
+    assert "Kofi" in json.dumps(prompt[:-1]) and "Kofi" not in prompt[-1]["content"]

@@ -44,6 +44,8 @@ from memory.models import (
     private_scope,
     scope_owner,
 )
+from memory.preferences import Preferences
+from memory.reminders import Firing, Listed, Reminder
 from memory.transcript import MAX_TURN_CHARS
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "Embedder",
     "Evidence",
     "Explanation",
+    "Firing",
     "GRANTABLE",
     "Goal",
     "Grant",
@@ -63,14 +66,17 @@ __all__ = [
     "InvalidRequest",
     "Kind",
     "LedgerError",
+    "Listed",
     "MAX_TURN_CHARS",
     "Memory",
     "MiniLMEmbedder",
     "OwedReply",
     "Person",
+    "Preferences",
     "Provenance",
     "Recalled",
     "Receipt",
+    "Reminder",
     "Role",
     "SHARED",
     "Sensitivity",

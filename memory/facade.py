@@ -11,6 +11,7 @@ never the stored text.
     memory.dream          the nightly pass             memory.forgetting   forget and remove
     memory.grants         lens cells opened            memory.ledger       receipts, audit, verify
     memory.export         a member's own document      memory.vectors      the vector index
+    memory.reminders      goals with a due time        memory.preferences  zones, quiet hours
     memory.people, memory.household, memory.state, memory.inbox, memory.outbox
 """
 
@@ -38,6 +39,7 @@ from memory.ledger import LedgerBook
 from memory.lockfile import hold_database
 from memory.models import as_utc
 from memory.people import PeopleBook
+from memory.preferences import PreferenceBook
 from memory.recall import RecallBook
 from memory.receipts import (
     LedgerAnchor,
@@ -47,6 +49,7 @@ from memory.receipts import (
     put_head_bytes,
     read_head_bytes,
 )
+from memory.reminders import ReminderBook
 from memory.state import StateBook
 from memory.store import Store
 from memory.summaries import SummaryBook
@@ -81,6 +84,8 @@ class Memory:
                                   secret=secret, now=now)
         self.recall = RecallBook(gate, self.vectors, now)
         self.goals = GoalBook(store, gate, self.people, now)
+        self.reminders = ReminderBook(store, gate, self.goals, now)
+        self.preferences = PreferenceBook(store, now)
         self.summaries = SummaryBook(store, gate, now)
         self.consolidation = ConsolidationBook(store, gate, self.beliefs, now)
         self.dream = DreamBook(store, gate, self.people, self.vectors, now)

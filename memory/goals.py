@@ -17,7 +17,7 @@ from memory.gate import Gate, Lane
 from memory.models import AccessContext, Goal, check_scope, scope_owner
 from memory.people import PeopleBook
 from memory.secrets import has_secret
-from memory.store import Store
+from memory.store import Store, Tx
 
 
 class GoalBook:
@@ -43,6 +43,14 @@ class GoalBook:
     ) -> tuple[int, bool]:
         """An open goal for a member, made once: the same open goal again returns its id and
         False. Returns only ids, never text."""
+        cleaned = await self.check(person_id, text, scope=scope, priority=priority)
+        async with self._store.transaction() as tx:
+            return await open_goal(tx, person_id, cleaned, scope=scope, provenance=provenance,
+                                   due=due, priority=priority, source_turn_id=source_turn_id,
+                                   now=self._now().isoformat())
+
+    async def check(self, person_id: str, text: str, *, scope: str, priority: int = 2) -> str:
+        """The goal's text as it would be kept; InvalidRequest for one that cannot be."""
         check_scope(scope)
         cleaned = check_text(text)
         if has_secret(cleaned):
@@ -52,23 +60,7 @@ class GoalBook:
         person = await self._people.get(person_id)
         if scope_owner(scope) not in (None, person.person_id):
             raise InvalidRequest("a member's goal lives in their own scope or the shared one")
-        norm = normalize(cleaned)
-        now = self._now().isoformat()
-        async with self._store.transaction() as tx:
-            existing = await Lane(tx, scope).value(
-                "goals", "goal_id", "person_id = ? AND norm = ? AND state = 'open'",
-                (person.person_id, norm),
-            )
-            if existing is not None:
-                return int(str(existing)), False
-            goal_id = await tx.execute(
-                "INSERT INTO goals(person_id, scope, text, norm, sensitivity, priority, due,"
-                " provenance, source_turn_id, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (person.person_id, scope, cleaned, norm, classify(cleaned).value, priority, due,
-                 provenance, source_turn_id, now, now),
-            )
-        return goal_id, True
+        return cleaned
 
     async def set_state(self, person_id: str, goal_id: int, state: str) -> bool:
         if state not in ("open", "done", "dropped"):
@@ -94,3 +86,33 @@ class GoalBook:
                      for r in await read.usable(rows)]
             read.returned([g.goal_id for g in found], [g.scope for g in found])
         return found
+
+
+async def open_goal(
+    tx: Tx,
+    person_id: str,
+    cleaned: str,
+    *,
+    scope: str,
+    provenance: str,
+    now: str,
+    due: str | None = None,
+    priority: int = 2,
+    source_turn_id: int | None = None,
+) -> tuple[int, bool]:
+    """Inside the caller's transaction: the member's open goal with these words (made now, or
+    the one already open: False). `cleaned` has passed `GoalBook.check`."""
+    norm = normalize(cleaned)
+    existing = await Lane(tx, scope).value(
+        "goals", "goal_id", "person_id = ? AND norm = ? AND state = 'open'", (person_id, norm),
+    )
+    if existing is not None:
+        return int(str(existing)), False
+    goal_id = await tx.execute(
+        "INSERT INTO goals(person_id, scope, text, norm, sensitivity, priority, due,"
+        " provenance, source_turn_id, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (person_id, scope, cleaned, norm, classify(cleaned).value, priority, due,
+         provenance, source_turn_id, now, now),
+    )
+    return goal_id, True

@@ -86,3 +86,17 @@ def _opens(
         and (grant.activity, grant.sensitivity) in GRANTABLE
         and grant.is_active(now)
     )
+
+
+def may_echo(ctx: AccessContext, scope: str, sensitivity: Sensitivity) -> bool:
+    """Whether the lane she writes first in may give a reminder's own words back to where they
+    were asked for. The member set them for themselves ("take my insulin" is what they asked
+    to hear), so the table's grant cells do not hold them back; the wall still does, and
+    credentials stay out of background work, as everywhere. Anything else a proactive
+    message draws on passes `may_use`."""
+    return (
+        ctx.activity == Activity.PROACTIVE
+        and is_visible(ctx, scope)
+        and sensitivity != Sensitivity.CREDENTIALS
+    )
+

@@ -290,6 +290,72 @@ _EVIDENCE_REHOMED: tuple[str, ...] = (
     "CREATE TABLE evidence_rehoming (done_at TEXT NOT NULL, moved INTEGER NOT NULL)",
 )
 
+# Reminders and the lane she writes first in (DESIGN §13). A reminder's words are its goal's
+# (`goals`, read through the gate); these rows hold only when, where and what happened: ids,
+# instants, zones, states and counts, never what anyone said. Removing a member or forgetting
+# a goal removes its reminders with it (ON DELETE CASCADE).
+_REMINDERS: tuple[str, ...] = (
+    """CREATE TABLE member_settings (
+        person_id TEXT PRIMARY KEY REFERENCES people(person_id) ON DELETE CASCADE,
+        timezone TEXT,
+        quiet_start INTEGER CHECK (quiet_start BETWEEN 0 AND 1439),
+        quiet_end INTEGER CHECK (quiet_end BETWEEN 0 AND 1439),
+        updated_at TEXT NOT NULL,
+        CHECK ((quiet_start IS NULL) = (quiet_end IS NULL))
+    )""",
+    f"""CREATE TABLE reminders (
+        reminder_id INTEGER PRIMARY KEY,
+        person_id TEXT NOT NULL REFERENCES people(person_id) ON DELETE CASCADE,
+        scope TEXT NOT NULL {_SCOPE_CHECK},
+        kind TEXT NOT NULL CHECK (kind IN ('reminder', 'checkin')),
+        goal_id INTEGER REFERENCES goals(goal_id) ON DELETE CASCADE,
+        chat_id TEXT NOT NULL,
+        telegram_chat INTEGER,
+        due_at TEXT,
+        zone TEXT NOT NULL,
+        recurrence TEXT,
+        wall TEXT,
+        exact INTEGER NOT NULL DEFAULT 0 CHECK (exact IN (0, 1)),
+        self_started INTEGER NOT NULL DEFAULT 0 CHECK (self_started IN (0, 1)),
+        snoozed INTEGER NOT NULL DEFAULT 0 CHECK (snoozed IN (0, 1)),
+        state TEXT NOT NULL DEFAULT 'scheduled'
+            CHECK (state IN ('asking', 'scheduled', 'done', 'cancelled')),
+        source_turn_id INTEGER REFERENCES turns(turn_id) ON DELETE SET NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        CHECK ((kind = 'reminder') = (goal_id IS NOT NULL)),
+        CHECK (state != 'scheduled' OR due_at IS NOT NULL),
+        CHECK ((recurrence IS NULL) = (wall IS NULL))
+    )""",
+    "CREATE INDEX reminders_by_state ON reminders(state, due_at)",
+    "CREATE INDEX reminders_by_person ON reminders(person_id, state)",
+    "CREATE INDEX reminders_by_goal ON reminders(goal_id)",
+    "CREATE UNIQUE INDEX reminders_one_checkin ON reminders(person_id)"
+    " WHERE kind = 'checkin' AND state = 'scheduled'",
+    # One row per occurrence she handled: delivered (with the line and the outbox entry it
+    # became), or passed over (a check-in past the day's cap). Its key is what makes a restart
+    # fire nothing twice; it is also the trace: why, when, and the ids of what it used.
+    """CREATE TABLE reminder_firings (
+        reminder_id INTEGER NOT NULL REFERENCES reminders(reminder_id) ON DELETE CASCADE,
+        due_at TEXT NOT NULL,
+        person_id TEXT NOT NULL REFERENCES people(person_id) ON DELETE CASCADE,
+        fired_at TEXT NOT NULL,
+        local_day TEXT NOT NULL,
+        why TEXT NOT NULL,
+        self_started INTEGER NOT NULL CHECK (self_started IN (0, 1)),
+        turn_id INTEGER REFERENCES turns(turn_id) ON DELETE SET NULL,
+        reply_id INTEGER,
+        template_version TEXT NOT NULL,
+        used TEXT NOT NULL,
+        PRIMARY KEY (reminder_id, due_at)
+    )""",
+    "CREATE INDEX reminder_firings_by_day ON reminder_firings(person_id, local_day)",
+    # A member's open goal is one per scope: the same words asked for in the group and in
+    # their DM are two goals (each read where its scope may be seen), not a refused insert.
+    "DROP INDEX goals_open_once",
+    "CREATE UNIQUE INDEX goals_open_once ON goals(person_id, scope, norm) WHERE state = 'open'",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", _INITIAL),
     ("0002_soul_state", _SOUL_STATE),
@@ -297,4 +363,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0004_inbox_and_outbox", _INBOX_AND_OUTBOX),
     ("0005_keyed_ledger", _KEYED_LEDGER),
     ("0006_evidence_rehomed", _EVIDENCE_REHOMED),
+    ("0008_reminders", _REMINDERS),
 )

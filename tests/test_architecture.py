@@ -165,6 +165,8 @@ BOOKS = {
     "recall": ("memory.recall", "RecallBook"),
     "vectors": ("memory.vectors", "VectorBook"),
     "goals": ("memory.goals", "GoalBook"),
+    "reminders": ("memory.reminders", "ReminderBook"),
+    "preferences": ("memory.preferences", "PreferenceBook"),
     "summaries": ("memory.summaries", "SummaryBook"),
     "consolidation": ("memory.consolidation", "ConsolidationBook"),
     "dream": ("memory.dream", "DreamBook"),

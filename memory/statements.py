@@ -44,10 +44,11 @@ _TAIL = re.compile(
 _CLAUSE = re.compile(
     r",\s*(?:so|but|because|which|who|although|though|since|and|or|as|when|while|if|unless"
     r"|aber|weil|denn|und|dass|oder|wenn|mais|parce|donc|et|car|quand|pero|porque|así|y|o"
-    r"|cuando|aunque)\b"
+    r"|cuando|aunque|i|i'm|we|we're|she|she's|he|he's|they|they're|it|it's|you|my)\b"
     r"|\s+(?:but|because|although|though|whereas|unless|so that|aber|weil|mais|parce que"
     r"|pero|porque)\s"
-    r"|\s+(?:and|so)\s+(?:i|i'm|she|he|they|it|we|my|her|his|their)\b"
+    r"|\s+(?:and|so|und|et|y)\s+(?:i|i'm|she|he|they|it|we|my|her|his|their|ich|mein|meine"
+    r"|je|j'|mon|ma|mes|mi|mis|yo)\b"
     r"|\s+[-\u2013\u2014(]\s*",
     _FLAGS,
 )
@@ -177,7 +178,9 @@ _SECRET_X = _words(
     "contraseña", "clave", "cuenta", "tarjeta",
 )
 _LONG_NUMBER = re.compile(r"\d(?:[\s./-]?\d){5,}")
-_A_DEGREE = re.compile(r"^an? (?:bit|little|tad|lot|mess|wreck|bit of)\b", _FLAGS)
+_A_DEGREE = re.compile(
+    r"^an? (?:bit|little|tad|lot|mess|wreck|few|couple|hour|minute|second|week|day)\b", _FLAGS
+)
 _PASSING_TIME = re.compile(
     r"(?<![\w'])(?:today|tonight|tomorrow|yesterday|right now|at the moment|this (?:morning"
     r"|afternoon|evening|week|weekend)|in (?:an?|\d+|a few|two|ten) (?:hours?|minutes?|mins?"
@@ -278,7 +281,8 @@ _COUNT = r"(?:a|an|one|two|three|four|five|\d+)"
 _PATTERNS: tuple[_Pattern, ...] = (
     # English
     _Pattern(_EN, _shape(r"my (?P<x>§(?: §){0,3}?) (?P<v>is|are|was|were|lives|live|works"
-                         r"|work|plays|studies|teaches) (?P<y>.+)"), _my_x, _kind_of_x),
+                         r"|work|plays|studies|teaches|moved|just moved|has moved)"
+                         r" (?P<y>.+)"), _my_x, _kind_of_x),
     _Pattern(_EN, _shape(r"my (?P<x>§(?: §){0,2}?)'s (?P<y>(?:called|named|a|an|from)"
                          r" .+)"), _my_x_contracted, _kind_of_x),
     _Pattern(_EN, _shape(rf"{_AM} (?P<y>(?:allergic|intolerant|lactose intolerant|gluten"

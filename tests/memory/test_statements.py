@@ -45,6 +45,11 @@ KEPT = [
     ("Also, I'm allergic to peanuts, so no satay for me.", "Maya is allergic to peanuts", "fact"),
     ("My sister is called Ruth and she lives nearby", "Maya's sister is called Ruth", "person"),
     ("Oh by the way I live in Leeds", "Maya lives in Leeds", "fact"),
+    ("Ich wohne in Berlin und meine Schwester heißt Lena", "Maya wohnt in Berlin", "fact"),
+    ("I play bass in a band called Zorblatt, we rehearse on Sundays",
+     "Maya plays bass in a band called Zorblatt", "fact"),
+    ("My sister Anna just moved to Leeds for her master's",
+     "Maya's sister Anna just moved to Leeds for her master's", "person"),
     # German, French and Spanish: the same few
     ("Meine Schwester heißt Ruth", "Mayas Schwester heißt Ruth", "person"),
     ("Ich bin allergisch gegen Erdnüsse", "Maya ist allergisch gegen Erdnüsse", "fact"),
@@ -96,6 +101,7 @@ NOT_STATEMENTS = [
     # chit-chat and passing states
     "Anyway, what a grey day it is.",
     "I'm a bit tired",
+    "I'm an hour late",
     "My day is going well",
     "my head is killing me",
     "My dog is so cute",

@@ -2,7 +2,8 @@
 
 Owns: the access context and purpose each action reads under, and the order of its calls
 (`/me` and `hearth inspect`, `/forget` and `hearth forget`, grants, revokes, receipts, export,
-the audit). `bot.commands` and `bot.cli` only parse what was asked and word what came back.
+the audit, and reminders with the settings they depend on: time zone, quiet hours,
+check-ins). `bot.commands` and `bot.cli` only parse what was asked and word what came back.
 Must not: word anything for a person, or read memory any way but through its books.
 """
 
@@ -10,10 +11,25 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from bot.grants import grant_pairs
-from memory import AccessContext, Activity, Belief, Grant, Memory, Person, Receipt
+from memory import (
+    AccessContext,
+    Activity,
+    Belief,
+    Grant,
+    Listed,
+    Memory,
+    Person,
+    Receipt,
+    Reminder,
+    dm_chat,
+    private_scope,
+)
+from soul.reminders import in_quiet
+from soul.when import next_occurrence, zone_of
 
 
 def inspecting(person: Person, purpose: str) -> AccessContext:
@@ -92,3 +108,68 @@ async def audit(memory: Memory, owner: Person, *, limit: int | None = None) -> l
 
 async def export(memory: Memory, person: Person) -> dict[str, Any]:
     return await memory.export.document(inspecting(person, "the member exported their data"))
+
+
+# --- reminders and the settings of the lane she writes first in --------------------------------
+
+SNOOZE = timedelta(hours=1)
+
+
+async def my_reminders(memory: Memory, person: Person) -> list[Listed]:
+    """The member's own reminders (and check-in), with their words."""
+    return await memory.reminders.mine(inspecting(person, "the member listed their reminders"))
+
+
+async def cancel_reminder(memory: Memory, person: Person, reminder_id: int) -> bool:
+    return await memory.reminders.cancel(person.person_id, reminder_id)
+
+
+async def snooze_reminder(memory: Memory, person: Person, reminder_id: int) -> Reminder | None:
+    return await memory.reminders.snooze(person.person_id, reminder_id, SNOOZE)
+
+
+async def zone_of_member(memory: Memory, person: Person, household_zone: str) -> tuple[str, bool]:
+    """The member's zone, and whether it is their own (not the household's)."""
+    own = (await memory.preferences.get(person.person_id)).timezone
+    return (own or household_zone), own is not None
+
+
+async def set_timezone(memory: Memory, person: Person, zone: str, now: datetime) -> int:
+    """The member's own zone (ValueError for an unknown name); their repeating reminders and
+    check-in keep their local time in it. Returns how many of those moved."""
+    zone_of(zone)
+    await memory.preferences.set_timezone(person.person_id, zone)
+
+    def next_due(reminder: Reminder) -> datetime:
+        return next_occurrence(str(reminder.recurrence), str(reminder.wall), now, zone_of(zone))
+
+    return await memory.reminders.rezone(person.person_id, zone, next_due)
+
+
+async def set_quiet(memory: Memory, person: Person, quiet: tuple[int, int] | None) -> None:
+    await memory.preferences.set_quiet(person.person_id, quiet)
+
+
+async def quiet_of(memory: Memory, person: Person) -> tuple[int, int] | None:
+    return (await memory.preferences.get(person.person_id)).quiet
+
+
+async def checkin_of(memory: Memory, person: Person) -> str | None:
+    """The local time of the member's daily check-in, or None when they have none."""
+    found = await memory.reminders.scheduled(person_id=person.person_id)
+    return next((r.wall for r in found if r.kind == "checkin"), None)
+
+
+async def set_checkin(memory: Memory, person: Person, wall: str | None, *,
+                      household_zone: str, now: datetime) -> bool:
+    """A daily check-in in the member's DM at `wall` ("HH:MM", their time), or none. Returns
+    whether that time falls in their quiet hours (then it is skipped until one changes)."""
+    zone, _ = await zone_of_member(memory, person, household_zone)
+    due = None if wall is None else next_occurrence("daily", wall, now, zone_of(zone))
+    await memory.reminders.set_checkin(
+        person.person_id, scope=private_scope(person.person_id), chat_id=dm_chat(person),
+        telegram_chat=person.telegram_id, zone=zone, wall=wall, due=due,
+    )
+    if due is None:
+        return False
+    return in_quiet(due.astimezone(zone_of(zone)), await quiet_of(memory, person))

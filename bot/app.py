@@ -3,10 +3,10 @@ running it until a signal.
 
 Owns: `build_application` (python-telegram-bot wired to hearth's services: the gatekeeper in
 handler group -1, then commands, conversation, buttons and the rest in group 0; one error
-handler; per-chat ordering; the named "tick" and "dream" jobs) and `serve` (long polling, or a
-webhook, until SIGINT/SIGTERM or a stop event). Must not: open or close memory, the soul or the
-model: the caller builds them before and closes them after, so no handler ever runs on a closed
-resource.
+handler; per-chat ordering; the named "tick", "dream" and "proactive" jobs) and `serve` (long
+polling, or a webhook, until SIGINT/SIGTERM or a stop event). Must not: open or close memory,
+the soul or the model: the caller builds them before and closes them after, so no handler ever
+runs on a closed resource.
 """
 
 from __future__ import annotations
@@ -28,17 +28,21 @@ from telegram.error import TelegramError
 from telegram.ext import ApplicationBuilder, JobQueue, MessageHandler, TypeHandler, filters
 from telegram.request import BaseRequest, HTTPXRequest
 
-from bot import handlers
+from bot import handlers, texts
 from bot.commands import announce_commands, button_handler, command_handlers
 from bot.context import CONTEXT_TYPES, Hearth, HearthApp, HearthContext
 from bot.inbox import DurableQueue, Intake, resume_pending
 from bot.ordering import ChatOrderedProcessor
 from bot.outbox import Courier
+from bot.proactive import JOB as PROACTIVE_JOB
+from bot.proactive import run_proactive_job
 from bot.request import PatientRequest
 from bot.settings import ConfigError, Settings
 from memory import HearthError, Memory, StoreBusy, utc_now
 from soul import tick as soul_tick
 from soul.files import Soul
+from soul.proactive import Lane
+from soul.reminders import Desk
 from soul.tick import TickModel
 
 log = logging.getLogger("hearth.bot")
@@ -77,6 +81,7 @@ class BotConfig:
     webhook_port: int = DEFAULT_WEBHOOK_PORT
     tick_seconds: int = 300
     dream_cron: str = "0 3 * * *"
+    timezone: str = "UTC"  # the household's; members may set their own
 
     @classmethod
     def from_settings(cls, settings: Settings) -> BotConfig:
@@ -100,6 +105,7 @@ class BotConfig:
             webhook_port=settings.webhook_port,
             tick_seconds=settings.tick_seconds,
             dream_cron=settings.dream_cron,
+            timezone=settings.household_zone,
         )
 
     @property
@@ -163,7 +169,9 @@ def build_application(
         Hearth(memory=memory, soul=soul, model=model, owner_telegram_id=config.owner_telegram_id,
                clock=clock, typing_interval=typing_interval,
                quiet_after=timedelta(seconds=config.tick_seconds),
-               intake=intake, courier=Courier(memory), processor=processor)
+               intake=intake, courier=Courier(memory), processor=processor,
+               desk=Desk(texts.REMINDER_WORDS, config.timezone),
+               lane=Lane(memory, soul, model, texts.REMINDER_WORDS, config.timezone))
     )
     add_handlers(app)
     schedule_jobs(app, config)
@@ -188,7 +196,9 @@ def add_handlers(app: HearthApp) -> None:
 
 
 def schedule_jobs(app: HearthApp, config: BotConfig) -> None:
-    """The named "tick" and "dream" jobs, replacing any earlier ones of the same name.
+    """The named "tick", "dream", "resume" and "proactive" jobs, replacing any earlier ones of
+    the same name. The proactive lane's first run is at start (what fell due meanwhile goes
+    out then); each run arms the next from the database (`bot.proactive`).
 
     A run never overlaps the previous one; missed tick runs are coalesced into one.
     """
@@ -199,9 +209,11 @@ def schedule_jobs(app: HearthApp, config: BotConfig) -> None:
         trigger = CronTrigger.from_crontab(config.dream_cron)
     except ValueError as exc:
         raise ConfigError(f"bad configuration: HEARTH_DREAM_CRON: {exc}") from None
-    for name in ("tick", "dream", "resume"):
+    for name in ("tick", "dream", "resume", PROACTIVE_JOB):
         for job in queue.get_jobs_by_name(name):
             job.schedule_removal()
+    queue.run_once(run_proactive_job, when=0, name=PROACTIVE_JOB,
+                   job_kwargs={"misfire_grace_time": None})
     queue.run_repeating(
         run_resume_job,
         interval=RESUME_SECONDS,

@@ -19,18 +19,20 @@ import re
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 from urllib.parse import urlsplit
 
-from bot import actions
+from bot import actions, texts
 from bot.settings import ConfigError, Settings, load_settings
 
 if TYPE_CHECKING:
     from bot.app import BotConfig
     from soul.files import Soul
     from soul.model import Gateway, ModelConfig
+    from soul.proactive import Lane
+    from soul.reminders import Desk
 from memory import (
     SHARED,
     AccessContext,
@@ -473,7 +475,8 @@ async def _chat(settings: Settings, db: Path, args: argparse.Namespace) -> int:
         person = await _person(memory, args.as_name)
         async with _model(settings) as gateway:
             return await _converse(memory, soul, gateway, person, group=args.group,
-                                   tick_seconds=settings.tick_seconds)
+                                   tick_seconds=settings.tick_seconds,
+                                   household_zone=settings.household_zone)
     finally:
         await memory.close()
 
@@ -483,13 +486,23 @@ EXIT_INTERRUPTED = 130  # the shell's code for a program ended by Ctrl-C (128 + 
 
 
 async def _converse(memory: Memory, soul: Soul, gateway: Gateway, person: Person, *,
-                    group: bool, tick_seconds: int) -> int:
+                    group: bool, tick_seconds: int, household_zone: str) -> int:
     """Read a message, answer it, until the input ends, `/quit`, or Ctrl-C (which ends it at
-    once, even mid-reply). The tick runs on its schedule meanwhile, as it does for the bot."""
+    once, even mid-reply). The tick runs on its schedule meanwhile, as it does for the bot, and
+    so does the reminder lane: this member's reminders in this chat are shown as they fall
+    due."""
+    from soul.proactive import Lane  # noqa: PLC0415
+    from soul.reminders import Desk  # noqa: PLC0415
+    from soul.turn import chat_id_for  # noqa: PLC0415
+
     interactive = sys.stdin.isatty()
     loop = asyncio.get_running_loop()
+    wake = asyncio.Event()
+    desk = Desk(texts.REMINDER_WORDS, household_zone)
+    lane = Lane(memory, soul, gateway, texts.REMINDER_WORDS, household_zone, on_telegram=False,
+                only=(person.person_id, chat_id_for(person, group=group)))
     talk = asyncio.create_task(_talk(memory, soul, gateway, person, group=group,
-                                     interactive=interactive))
+                                     interactive=interactive, desk=desk, wake=wake))
     interrupted = False
 
     def interrupt() -> None:
@@ -502,6 +515,8 @@ async def _converse(memory: Memory, soul: Soul, gateway: Gateway, person: Person
         loop.add_signal_handler(signal.SIGINT, interrupt)
         handled = True
     ticking = asyncio.create_task(_tick_every(memory, gateway, soul, tick_seconds))
+    reminding = asyncio.create_task(
+        remind_every(lane, soul.manifest.name, person.name, wake, interactive=interactive))
     try:
         await talk
     except asyncio.CancelledError:
@@ -513,12 +528,13 @@ async def _converse(memory: Memory, soul: Soul, gateway: Gateway, person: Person
         if handled:
             loop.remove_signal_handler(signal.SIGINT)
         ticking.cancel()  # a batch it was consolidating stays pending: that is transactional
-        await asyncio.gather(ticking, return_exceptions=True)
+        reminding.cancel()  # so is a reminder: kept and shown, or not yet and due again
+        await asyncio.gather(ticking, reminding, return_exceptions=True)
     return EXIT_OK
 
 
 async def _talk(memory: Memory, soul: Soul, gateway: Gateway, person: Person, *,
-                group: bool, interactive: bool) -> None:
+                group: bool, interactive: bool, desk: Desk, wake: asyncio.Event) -> None:
     from soul.turn import chat_id_for, respond  # noqa: PLC0415
 
     chat_id = chat_id_for(person, group=group)
@@ -543,10 +559,13 @@ async def _talk(memory: Memory, soul: Soul, gateway: Gateway, person: Person, *,
             continue
         try:
             reply = await respond(memory, soul, gateway, speaker=person, chat_id=chat_id,
-                                  group=group, text=text, now=utc_now())
+                                  group=group, text=text, now=utc_now(), desk=desk,
+                                  telegram_chat=None if group else person.telegram_id)
         except HearthError as exc:
             _print(f"({exc})")
             continue
+        if reply.reminders:
+            wake.set()
         if interactive:
             _print(f"{soul.manifest.name}: {reply.text}")
         else:  # one line per reply, so piped input and output pair up line by line
@@ -603,6 +622,33 @@ class _InputLines:
             return os.read(self._fd, self._CHUNK)
         except OSError:  # the input went away: that is its end
             return b""
+
+
+async def remind_every(lane: Lane, name: str, member: str, wake: asyncio.Event, *,
+                       interactive: bool, clock: Callable[[], datetime] = utc_now) -> None:
+    """The terminal's reminder lane: sleep until the next one falls due (or a new one is made:
+    `wake`), then show it, as the bot would send it. A failure is logged and tried again; it
+    never speaks into the conversation."""
+    while True:
+        try:
+            now = clock()
+            at = await lane.next_wakeup(now)
+            if at > now:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), (at - now).total_seconds())
+            wake.clear()
+            sent = await lane.run_due(clock())
+        except HearthError as exc:
+            log.warning("the reminder lane waits (%s)", type(exc).__name__)
+            await asyncio.sleep(5)
+            continue
+        for message in sent:
+            if interactive:
+                _print(f"\n{name}: {message.text}")
+                sys.stdout.write(f"{member}> ")
+                sys.stdout.flush()
+            else:
+                _print(f"{name}: {' '.join(message.text.split())}")
 
 
 async def _tick_every(memory: Memory, gateway: Gateway, soul: Soul, seconds: int) -> None:

@@ -2,8 +2,8 @@
 
 Owns: what each command does for a member in a private chat, the owner's extra commands, the
 rule that only /help, /privacy and the owner's /household work in the household group, and the
-inline buttons behind /forget and /persona. Must not: hold SQL or policy (every read goes
-through the memory facade), or say anything private in a group.
+inline buttons behind /forget, /persona and /reminders. Must not: hold SQL or policy (every read
+goes through the memory facade), or say anything private in a group.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from telegram import (
@@ -31,8 +32,10 @@ from telegram.ext import CallbackQueryHandler, CommandHandler, filters
 from bot import actions, texts
 from bot.context import HearthApp, HearthContext, Pending
 from bot.handlers import USER_FACING
+from bot.proactive import arm
 from bot.replies import split_reply
 from memory import SHARED, HearthError, Person
+from soul.when import zone_of
 
 log = logging.getLogger("hearth.bot")
 
@@ -279,6 +282,166 @@ async def export(update: Update, context: HearthContext, message: Message,
     )
 
 
+# --- reminders, time zones, quiet hours, check-ins --------------------------------------------
+
+REMINDERS_SHOWN = 8
+_QUIET = re.compile(
+    r"^(\d{1,2})(?:[:.h](\d{2}))?\s*(?:-|\u2013|to|bis|à|a)\s*(\d{1,2})(?:[:.h](\d{2}))?$", re.I
+)
+_CLOCK = re.compile(r"^(\d{1,2})(?::(\d{2}))?$")
+
+
+def _minutes(hour: str, minute: str | None) -> int | None:
+    h, m = int(hour), int(minute or 0)
+    if h == 24 and m == 0:
+        h = 0
+    return h * 60 + m if 0 <= h < 24 and 0 <= m < 60 else None
+
+
+def _hhmm(minutes: int) -> str:
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+async def _local_now(context: HearthContext, person: Person) -> tuple[str, datetime]:
+    hearth = context.hearth
+    zone, _ = await actions.zone_of_member(hearth.memory, person, _household_zone(context))
+    return zone, hearth.now().astimezone(zone_of(zone))
+
+
+def _household_zone(context: HearthContext) -> str:
+    desk = context.hearth.desk
+    return desk.household_zone if desk is not None else "UTC"
+
+
+async def reminders(update: Update, context: HearthContext, message: Message,
+                    args: list[str]) -> None:
+    person, hearth = context.member, context.hearth
+    found = (await actions.my_reminders(hearth.memory, person))[:REMINDERS_SHOWN]
+    if not found:
+        await message.reply_text(texts.REMINDERS_EMPTY)
+        return
+    _, now = await _local_now(context, person)
+    lines = [texts.REMINDERS_HEADER]
+    choices: list[Pending] = []
+    labels: list[str] = []
+    user_id = update.effective_user.id if update.effective_user else message.chat_id
+    for n, listed in enumerate(found, start=1):
+        reminder = listed.reminder
+        due = reminder.next_at.astimezone(zone_of(reminder.zone))
+        when = texts.when_words(due, now=now, recurrence=reminder.recurrence)
+        fired = reminder.state == "done"
+        lines.append(texts.reminder_line(n, listed.text, when, fired=fired))
+        snooze = Pending(action="snooze_reminder", telegram_id=user_id,
+                         person_id=person.person_id, reminder_id=reminder.reminder_id,
+                         text=listed.text)
+        if fired:
+            choices.append(snooze)
+            labels.append(texts.REMINDER_AGAIN.format(n=n))
+            continue
+        choices += [replace(snooze, action="cancel_reminder"), snooze]
+        labels += [texts.REMINDER_CANCEL.format(n=n), texts.REMINDER_SNOOZE.format(n=n)]
+    tokens = hearth.buttons.issue(choices, hearth.now())
+    buttons = [InlineKeyboardButton(label, callback_data=token)
+               for label, token in zip(labels, tokens, strict=True)]
+    keyboard = InlineKeyboardMarkup([buttons[i:i + 2] for i in range(0, len(buttons), 2)])
+    chunks = split_reply("\n".join(lines))
+    for chunk in chunks[:-1]:
+        await message.reply_text(chunk)
+    await message.reply_text(chunks[-1], reply_markup=keyboard)
+
+
+async def timezone(update: Update, context: HearthContext, message: Message,
+                   args: list[str]) -> None:
+    person, hearth = context.member, context.hearth
+    if not args:
+        zone, own = await actions.zone_of_member(hearth.memory, person, _household_zone(context))
+        await message.reply_text(texts.timezone_shown(
+            zone, hearth.now().astimezone(zone_of(zone)), own=own))
+        return
+    name = args[0].strip()
+    if len(args) != 1:
+        await message.reply_text(texts.TIMEZONE_USAGE)
+        return
+    try:
+        moved = await actions.set_timezone(hearth.memory, person, name, hearth.now())
+    except ValueError:
+        await message.reply_text(texts.timezone_unknown(name))
+        return
+    await message.reply_text(texts.timezone_set(name, hearth.now().astimezone(zone_of(name)),
+                                                moved))
+    await arm(context.app)
+
+
+async def quiet(update: Update, context: HearthContext, message: Message,
+                args: list[str]) -> None:
+    person, hearth = context.member, context.hearth
+    said = " ".join(args).strip()
+    if not said:
+        current = await actions.quiet_of(hearth.memory, person)
+        await message.reply_text(texts.QUIET_NONE if current is None
+                                 else texts.quiet_shown(_hhmm(current[0]), _hhmm(current[1])))
+        return
+    if said.lower() in ("off", "none", "aus", "non", "no"):
+        await actions.set_quiet(hearth.memory, person, None)
+        await message.reply_text(texts.QUIET_OFF)
+        await arm(context.app)
+        return
+    match = _QUIET.match(said)
+    start = end = None
+    if match is not None:
+        start, end = _minutes(match[1], match[2]), _minutes(match[3], match[4])
+    if start is None or end is None or start == end:
+        await message.reply_text(texts.QUIET_USAGE)
+        return
+    await actions.set_quiet(hearth.memory, person, (start, end))
+    await message.reply_text(texts.quiet_set(_hhmm(start), _hhmm(end)))
+    await arm(context.app)
+
+
+async def checkin(update: Update, context: HearthContext, message: Message,
+                  args: list[str]) -> None:
+    person, hearth = context.member, context.hearth
+    words = [a.lower() for a in args]
+    if not words:
+        at = await actions.checkin_of(hearth.memory, person)
+        await message.reply_text(texts.CHECKIN_NONE if at is None else texts.checkin_shown(at))
+        return
+    if words == ["off"]:
+        await actions.set_checkin(hearth.memory, person, None,
+                                  household_zone=_household_zone(context), now=hearth.now())
+        await message.reply_text(texts.CHECKIN_OFF)
+        await arm(context.app)
+        return
+    if words[0] == "daily":
+        words = words[1:]
+    match = _CLOCK.match(words[0]) if len(words) == 1 else None
+    minutes = None if match is None else _minutes(match[1], match[2])
+    if minutes is None:
+        await message.reply_text(texts.CHECKIN_USAGE)
+        return
+    wall = _hhmm(minutes)
+    in_quiet = await actions.set_checkin(hearth.memory, person, wall,
+                                         household_zone=_household_zone(context),
+                                         now=hearth.now())
+    await message.reply_text(texts.checkin_set(wall, quiet=in_quiet))
+    await arm(context.app)
+
+
+async def _reminder_button(context: HearthContext, person: Person, pending: Pending) -> str:
+    memory = context.hearth.memory
+    if pending.action == "cancel_reminder":
+        done = await actions.cancel_reminder(memory, person, pending.reminder_id)
+        await arm(context.app)
+        return texts.reminder_cancelled(pending.text) if done else texts.REMINDER_GONE
+    snoozed = await actions.snooze_reminder(memory, person, pending.reminder_id)
+    if snoozed is None:
+        return texts.REMINDER_GONE
+    await arm(context.app)
+    _, now = await _local_now(context, person)
+    due = snoozed.next_at.astimezone(zone_of(snoozed.zone))
+    return texts.reminder_snoozed(texts.when_words(due, now=now, recurrence=None))
+
+
 # --- the owner ---------------------------------------------------------------------------------
 
 
@@ -383,6 +546,10 @@ COMMANDS: tuple[Command, ...] = (
     Command("grants", "the grants you've given", grants),
     Command("receipts", "who read what of yours, when and why", receipts),
     Command("export", "everything I keep about you, as a file", export),
+    Command("reminders", "your reminders, to cancel or snooze", reminders),
+    Command("timezone", "your time zone, like /timezone Europe/Berlin", timezone),
+    Command("quiet", "quiet hours, like /quiet 22-07, or /quiet off", quiet),
+    Command("checkin", "a daily check-in, like /checkin daily 19:00, or off", checkin),
     Command("privacy", "what I keep and who can see it", privacy, in_group=True),
     Command("invite", "invite someone into the household", invite, owner_only=True),
     Command("remove", "remove a member and their notes", remove, owner_only=True),
@@ -428,7 +595,8 @@ def command_handlers() -> list[CommandHandler[HearthContext, None]]:
 
 
 async def on_button(update: Update, context: HearthContext) -> None:
-    """A press on a /forget or /persona button: valid once, for the member it was made for."""
+    """A press on a /forget, /persona or /reminders button: valid once, for the member it was
+    made for."""
     query = update.callback_query
     if query is None:
         return
@@ -445,6 +613,8 @@ async def on_button(update: Update, context: HearthContext) -> None:
         outcome = texts.forgotten(count)
     elif pending.action == "keep":
         outcome = texts.KEPT
+    elif pending.action in ("cancel_reminder", "snooze_reminder"):
+        outcome = await _reminder_button(context, person, pending)
     elif not person.is_owner:
         outcome = texts.OWNER_ONLY
     else:

@@ -1,10 +1,11 @@
 """The bot's typed state: its services, the per-update context, and what it keeps in process.
 
-Owns: `Hearth` (memory, soul, model and the owner's Telegram id, bound once when the application
-is built), `HearthContext` (the `CallbackContext` every handler gets, with the principal the
-gatekeeper resolved for this update), `Strangers` (who was refused today) and `Buttons` (what an
-inline button will do). Must not: write anything about a stranger or a button to the database:
-both books live in process memory only and are gone on restart, on purpose.
+Owns: `Hearth` (memory, soul, model, the owner's Telegram id, the reminder desk and the lane
+she writes first in, bound once when the application is built), `HearthContext` (the
+`CallbackContext` every handler gets, with the principal the gatekeeper resolved for this
+update), `Strangers` (who was refused today) and `Buttons` (what an inline button will do).
+Must not: write anything about a stranger or a button to the database: both books live in
+process memory only and are gone on restart, on purpose.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 from telegram.ext import Application, CallbackContext, ContextTypes, ExtBot, JobQueue
 
@@ -24,6 +25,8 @@ from bot.ordering import ChatOrderedProcessor
 from bot.outbox import Courier
 from memory import Memory, Person, utc_now
 from soul.files import Soul
+from soul.proactive import Lane
+from soul.reminders import Desk
 from soul.tick import TickModel
 
 # A burst of strangers in one day beyond this gets silence instead of a refusal each, so the
@@ -53,7 +56,8 @@ class Strangers:
         return True
 
 
-ButtonAction = Literal["forget", "keep", "approve", "reject"]
+ButtonAction = Literal["forget", "keep", "approve", "reject", "cancel_reminder",
+                       "snooze_reminder"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,7 @@ class Pending:
     text: str = field(default="", repr=False)  # the member's own words; never logged
     shared: bool = False
     proposal_id: int = 0
+    reminder_id: int = 0
     expires: datetime = field(default_factory=utc_now)
 
 
@@ -144,6 +149,10 @@ class Hearth:
     processor: ChatOrderedProcessor | None = None
     # The tick and the dream while they run, so a stop can cancel them at once.
     background: set[asyncio.Task[None]] = field(default_factory=set)
+    # Reminders: the desk that takes them out of a conversation, and the lane she writes
+    # first in (`bot.proactive` arms its one job). Set by `build_application`.
+    desk: Desk | None = None
+    lane: Lane | None = None
 
     def now(self) -> datetime:
         return self.clock()
@@ -189,6 +198,12 @@ class HearthContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any]
     @property
     def hearth(self) -> Hearth:
         return self.bot_data.hearth
+
+    @property
+    def app(self) -> HearthApp:
+        """The application, typed as hearth builds it (python-telegram-bot's own property is
+        generic over the context type)."""
+        return cast("HearthApp", self.application)
 
     @property
     def member(self) -> Person:

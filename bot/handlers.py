@@ -2,7 +2,8 @@
 
 Owns: who gets through (`gatekeeper`, handler group -1: the owner by the configured Telegram id,
 members by their principal, strangers refused once a day with nothing of theirs stored, invite
-codes redeemed), handing a text to `soul.turn.respond` and sending the reply, honest answers to
+codes redeemed), handing a text to `soul.turn.respond` (with the reminder desk) and sending the
+reply, honest answers to
 what she cannot read, and the one error handler. Must not: hold SQL or prompt text, store
 anything a stranger said, or put an error's text in a chat.
 """
@@ -19,6 +20,7 @@ from telegram.ext import ApplicationHandlerStop
 
 from bot import texts
 from bot.context import Hearth, HearthContext
+from bot.proactive import arm
 from bot.replies import keep_typing
 from memory import (
     MAX_TURN_CHARS,
@@ -209,6 +211,8 @@ async def chat(update: Update, context: HearthContext) -> None:
                 text=text,
                 now=hearth.now(),
                 delivery=delivery,
+                desk=hearth.desk,
+                telegram_chat=chat_.id,
             )
     except USER_FACING as exc:
         await message.reply_text(texts.could_not(str(exc)))
@@ -221,6 +225,8 @@ async def chat(update: Update, context: HearthContext) -> None:
     # pending for the resume job when Telegram does not take it yet.
     if hearth.courier is not None:
         await hearth.courier.deliver(context.bot, chat_.id)
+    if reply.reminders:  # a reminder was made: the lane's one job is armed for it
+        await arm(context.app)
 
 
 def _is_reply_to_her(message: Message, bot_id: int) -> bool:

@@ -6,8 +6,10 @@ they get plain arguments from here. A bad value becomes one clear line, never a 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -63,6 +65,22 @@ class Settings(BaseSettings):
     embedder: Literal["minilm", "none"] = Field(
         default="minilm", validation_alias=AliasChoices("HEARTH_EMBEDDER")
     )
+    timezone: str | None = Field(default=None, validation_alias=AliasChoices("HEARTH_TIMEZONE"))
+
+    @field_validator("timezone", mode="before")
+    @classmethod
+    def _known_zone(cls, value: object) -> object:
+        if not isinstance(value, str) or not value.strip():
+            return None
+        name = value.strip()
+        if not _is_zone(name):
+            raise ValueError(f"{name!r} is not a time zone name (like Europe/Berlin)")
+        return name
+
+    @property
+    def household_zone(self) -> str:
+        """The household's time zone: HEARTH_TIMEZONE, else the machine's, else UTC."""
+        return self.timezone or machine_zone()
 
     @field_validator("embedder", mode="before")
     @classmethod
@@ -99,7 +117,34 @@ _ENV_NAMES = {
     "dream_cron": "HEARTH_DREAM_CRON",
     "soul_dir": "HEARTH_SOUL_DIR",
     "embedder": "HEARTH_EMBEDDER",
+    "timezone": "HEARTH_TIMEZONE",
 }
+
+
+def _is_zone(name: str) -> bool:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
+def machine_zone() -> str:
+    """The machine's own IANA zone: TZ, else what /etc/localtime links to, else
+    /etc/timezone; UTC when none of them names one."""
+    candidates = [os.environ.get("TZ", "").lstrip(":")]
+    try:
+        link = os.path.realpath("/etc/localtime")
+    except OSError:
+        link = ""
+    if "/zoneinfo/" in link:
+        candidates.append(link.split("/zoneinfo/", 1)[1])
+    try:
+        with open("/etc/timezone", encoding="utf-8") as zone_file:
+            candidates.append(zone_file.read().strip())
+    except OSError:
+        pass
+    return next((c for c in candidates if c and _is_zone(c)), "UTC")
 
 
 def load_settings(**overrides: object) -> Settings:

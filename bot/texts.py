@@ -296,3 +296,148 @@ def audit_counts(stats: dict[str, int]) -> str:
 
 
 AUDIT_RECENT = "Latest reads (metadata only: never what was read):"
+
+
+# --- reminders, time zones, quiet hours, check-ins ---------------------------------------------
+
+_WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+ANSWER_EXAMPLE = "like “tomorrow at 9” or “in 2 hours”"
+
+
+def _day_words(due: datetime, now: datetime) -> str:
+    """"today", "tomorrow", "on Friday" within the week, else "on 24 December"."""
+    days = (due.date() - now.date()).days
+    if days == 0:
+        return "today"
+    if days == 1:
+        return "tomorrow"
+    if 1 < days < 7:
+        return f"on {due:%A}"
+    year = f" {due.year}" if due.year != now.year else ""
+    return f"on {due.day} {due:%B}{year}"
+
+
+def when_words(due: datetime, *, now: datetime, recurrence: str | None) -> str:
+    """A local time as she says it back: "tomorrow at 09:00", "every Monday at 08:00"."""
+    clock = f"{due:%H:%M}"
+    if recurrence == "daily":
+        return f"every day at {clock}"
+    if recurrence is not None and recurrence.startswith("weekly:"):
+        return f"every {_WEEKDAY_NAMES[int(recurrence.split(':')[1])]} at {clock}"
+    return f"{_day_words(due, now)} at {clock}"
+
+
+class ReminderWords:
+    """What she says about reminders and check-ins (`soul.reminders.Wording`)."""
+
+    def confirm(self, what: str, due: datetime, *, now: datetime,
+                recurrence: str | None) -> str:
+        when = when_words(due, now=now, recurrence=recurrence)
+        return f"I'll remind you {when}: {what}" if what else f"I'll remind you {when}."
+
+    def ask_when(self, what: str, *, said: str) -> str:
+        ask = f"When should I remind you: {what}? Tell me a day and a time, {ANSWER_EXAMPLE}."
+        if said:
+            return f"I couldn't tell when “{said}” is. {ask}"
+        return ask
+
+    def noted(self, due: datetime, *, now: datetime, recurrence: str | None) -> str:
+        return f"(I've set that reminder for {when_words(due, now=now, recurrence=recurrence)}.)"
+
+    def reminder(self, words: str | None, *, due: datetime, late: bool, held: bool) -> str:
+        said = (f"⏰ Reminder: {words}" if words else
+                "⏰ It's time for the reminder you set. It holds a code or password, so I "
+                "won't repeat it here.")
+        if late:
+            return f"Sorry, this one is late: it was due {due:%A} at {due:%H:%M}.\n{said}"
+        if held:
+            return f"{said}\n(It came due in your quiet hours, so I waited until they ended.)"
+        return said
+
+    def checkin_fallback(self, name: str) -> str:
+        return f"Hi {name}, how is your day going?"
+
+
+REMINDER_WORDS = ReminderWords()
+
+REMINDERS_EMPTY = (
+    "You have no reminders. Ask me any time, like “remind me tomorrow at 9 to call the "
+    "dentist”."
+)
+REMINDERS_HEADER = "Your reminders:"
+REMINDER_CANCEL = "Cancel {n}"
+REMINDER_SNOOZE = "Snooze {n}: 1 hour"
+REMINDER_AGAIN = "{n}: again in 1 hour"
+CHECKIN_LABEL = "Check-in"
+
+
+def reminder_line(n: int, words: str, when: str, *, fired: bool) -> str:
+    state = f"was due {when}" if fired else when
+    return f"{n}. {words or CHECKIN_LABEL} ({state})"
+
+
+def reminder_cancelled(words: str) -> str:
+    return f"Cancelled: {words}" if words else "Cancelled."
+
+
+def reminder_snoozed(when: str) -> str:
+    return f"All right, I'll remind you again {when}."
+
+
+REMINDER_GONE = "That reminder isn't there any more."
+
+TIMEZONE_USAGE = (
+    "Usage: /timezone ZONE, for example /timezone Europe/Berlin (a name from the time zone "
+    "database: Region/City)."
+)
+
+
+def timezone_shown(zone: str, local: datetime, *, own: bool) -> str:
+    whose = "Your time zone is" if own else "You use the household's time zone,"
+    return f"{whose} {zone} (it's {local:%H:%M} there now). {TIMEZONE_USAGE}"
+
+
+def timezone_set(zone: str, local: datetime, moved: int) -> str:
+    extra = (f" Your {moved} repeating reminder(s) keep their local time there."
+             if moved else "")
+    return f"Done: your time zone is {zone} (it's {local:%H:%M} there now).{extra}"
+
+
+def timezone_unknown(name: str) -> str:
+    return f"I don't know a time zone called {name}. {TIMEZONE_USAGE}"
+
+
+QUIET_USAGE = (
+    "Usage: /quiet 22-07 (quiet from 22:00 to 07:00; minutes too, like 22:30-06:45) or "
+    "/quiet off. In quiet hours I hold reminders back until they end, unless you asked "
+    "for that very time."
+)
+QUIET_OFF = "Quiet hours are off: reminders come whenever they're due."
+QUIET_NONE = "You have no quiet hours. " + QUIET_USAGE
+
+
+def quiet_set(start: str, end: str) -> str:
+    return (f"Done: quiet hours from {start} to {end}. Reminders due then wait until "
+            f"{end}, unless you asked for that very time.")
+
+
+def quiet_shown(start: str, end: str) -> str:
+    return f"Your quiet hours are {start} to {end}. {QUIET_USAGE}"
+
+
+CHECKIN_USAGE = (
+    "Usage: /checkin daily 19:00 (a short message from me each day at that time, about what "
+    "you've told me lately) or /checkin off."
+)
+CHECKIN_OFF = "Check-ins are off. I'll only write first when you've asked me to remind you."
+CHECKIN_NONE = "Check-ins are off (they are until you turn them on). " + CHECKIN_USAGE
+
+
+def checkin_set(at: str, *, quiet: bool) -> str:
+    extra = (" That's inside your quiet hours, so I'll skip it until you change one of them."
+             if quiet else "")
+    return f"Done: I'll check in with you every day at {at}.{extra}"
+
+
+def checkin_shown(at: str) -> str:
+    return f"I check in with you every day at {at}. {CHECKIN_USAGE}"

@@ -3,7 +3,10 @@
 Owns: the order of a turn and what happens when the model fails (an honest short reply; the
 member's line is already stored, so nothing is lost and the tick catches up later). Also the
 small per-turn side effects: goals from "remind me to ..." and her own promises, her mood, the
-turn log, and retiring the bootstrap once the first exchange is stored.
+turn log, and retiring the bootstrap once the first exchange is stored. With a reminder desk
+(`soul.reminders.Desk`), a message asking for reminders is answered by the desk's one-line
+confirmation (or its one question about when) instead of the model, and her own "I'll remind
+you ..." with a time becomes a reminder she started, noted at the end of her reply.
 Must not: read memory except through the facade (via the assembler), or echo a model error.
 """
 
@@ -19,8 +22,12 @@ from soul.affect import apply_event, appraise
 from soul.assembler import Intent, Prompt, affect_key, assemble, current_affect
 from soul.files import Soul
 from soul.goals import promised_goals, requested_goals
+from soul.reminders import Desk
 
 log = logging.getLogger("hearth.turn")
+
+# The turn log's name for a reply the reminder desk wrote (no prompt, no model).
+DESK_VERSION = "reminder-desk-1"
 
 FALLBACK_REPLY = (
     "I'm sorry, I can't think straight just now (my thinking engine isn't answering). "
@@ -41,6 +48,7 @@ class Reply:
     user_turn_id: int
     reply_turn_id: int | None  # None for the fallback, which is not kept as something she said
     fallback: bool
+    reminders: bool = False  # reminders were made or changed: the lane looks again
 
 
 def chat_id_for(person: Person, *, group: bool) -> str:
@@ -59,12 +67,16 @@ async def respond(
     text: str,
     now: datetime,
     delivery: Delivery | None = None,
+    desk: Desk | None = None,
+    telegram_chat: int | None = None,
 ) -> Reply:
     """Answer one message from a member, in their DM or in the household group.
 
     With a `delivery` (a line that came from Telegram), the reply is queued for it and the
     update completed in the same transaction that stores the reply; a turn replayed after a
-    crash finds the member's line already stored and does not store it, or its goals, twice."""
+    crash finds the member's line already stored and does not store it, or its goals, twice.
+    With a `desk`, reminders are made as well; `telegram_chat` is where they go on Telegram
+    (the member's DM, or the household group), None for the terminal's own group."""
     scope = chat_scope(group=group, member_id=speaker.person_id)
     user_turn, fresh = await memory.transcript.receive(
         chat_id=chat_id, speaker_id=speaker.person_id, role=Role.USER, scope=scope, text=text,
@@ -73,10 +85,24 @@ async def respond(
     intent = Intent(speaker=speaker, chat_id=chat_id, group=group, text=text, now=now,
                     turn_id=user_turn)
     if fresh:
+        await _feel(memory, soul, intent)
+    if desk is not None:
+        # Made again on a replayed turn, idempotently: the reminders of this line come back.
+        taken = await desk.take(memory, speaker=speaker, chat_id=chat_id, scope=scope,
+                                group=group, text=text, now=now, source_turn_id=user_turn,
+                                telegram_chat=telegram_chat)
+        if taken is not None:
+            reply_turn = await memory.transcript.record_reply(
+                chat_id=chat_id, scope=scope, text=taken.text, template_version=DESK_VERSION,
+                tokens={}, belief_ids=(), delivery=delivery,
+            )
+            prompt = Prompt(messages=(), template_version=DESK_VERSION, tokens={},
+                            belief_ids=())
+            return Reply(taken.text, prompt, user_turn, reply_turn, False, reminders=True)
+    elif fresh:
         for goal in requested_goals(text):
             await memory.goals.add(speaker.person_id, goal, scope=scope, provenance="requested",
                                   source_turn_id=user_turn)
-        await _feel(memory, soul, intent)
     prompt = await assemble(memory, soul, intent)
     fallback = False
     try:
@@ -93,16 +119,27 @@ async def respond(
         if delivery is not None:
             await memory.outbox.queue(delivery, answer)
         return Reply(answer, prompt, user_turn, None, fallback)
+    kept: list[str] = []
+    if desk is not None:
+        promises, noted = await desk.promise(
+            memory, speaker=speaker, chat_id=chat_id, scope=scope, reply=answer, now=now,
+            source_turn_id=user_turn, telegram_chat=telegram_chat,
+        )
+        kept = [p.what.casefold() for p in promises]
+        if noted:
+            answer = "\n".join([answer, *noted])
     reply_turn = await memory.transcript.record_reply(
         chat_id=chat_id, scope=scope, text=answer, template_version=prompt.template_version,
         tokens=prompt.tokens, belief_ids=prompt.belief_ids, delivery=delivery,
     )
     for goal in promised_goals(answer):
+        if kept and goal.casefold().startswith("remind you"):
+            continue  # kept as a reminder she started, with its goal
         await memory.goals.add(speaker.person_id, goal, scope=scope, provenance="promised",
                               source_turn_id=reply_turn)
     if not group:
         await memory.state.retire_bootstrap(speaker.person_id)
-    return Reply(answer, prompt, user_turn, reply_turn, fallback)
+    return Reply(answer, prompt, user_turn, reply_turn, fallback, reminders=bool(kept))
 
 
 async def _feel(memory: Memory, soul: Soul, intent: Intent) -> None:

@@ -139,6 +139,24 @@ async def test_remind_me_creates_a_goal_once_and_the_owner_gates_persona_edits(
     assert code == 0 and out.strip() == "no persona proposals"
 
 
+async def test_chat_confirms_a_reminder_in_the_members_zone_without_asking_the_model(
+    household: dict[str, str],
+) -> None:
+    household["HEARTH_TIMEZONE"] = "Europe/Berlin"
+    async with ModelServer(scripted()) as server:  # asked once more than scripted: a failure
+        household["OPENAI_BASE_URL"] = server.base_url
+        code, out, err = await hearth(
+            "chat", "--as", "Bob", env=household,
+            stdin="remind me tomorrow at 9 to call the dentist\nremind me to water the plants\n",
+        )
+    assert code == 0, err
+    assert out.splitlines() == [
+        "I'll remind you tomorrow at 09:00: call the dentist",
+        "When should I remind you: water the plants? Tell me a day and a time, like "
+        "“tomorrow at 9” or “in 2 hours”.",
+    ]
+
+
 async def test_doctor_checks_the_soul_pin_and_reaches_the_model_endpoint(
     household: dict[str, str],
 ) -> None:

@@ -338,7 +338,7 @@ def test_run_wires_the_bot_to_memory_the_model_and_telegram_then_closes_them(
     assert seen == {
         "base_url": f"http://127.0.0.1:9/bot{BOT_TOKEN}",
         "base_file_url": f"http://127.0.0.1:9/file/bot{BOT_TOKEN}",
-        "jobs": ["dream", "resume", "tick"],
+        "jobs": ["dream", "proactive", "resume", "tick"],
         "owner": 1001,
         "model": "test-model",
     }

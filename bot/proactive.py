@@ -29,8 +29,10 @@ JOB = "proactive"
 RETRY = timedelta(seconds=15)
 
 
-async def arm(app: HearthApp, *, at_once: bool = False) -> None:
-    """(Re)arm the one proactive job at the lane's next wakeup (`at_once`: now)."""
+async def arm(app: HearthApp, *, at_once: bool = False,
+              not_before: timedelta = timedelta(0)) -> None:
+    """(Re)arm the one proactive job at the lane's next wakeup (`at_once`: now), and not
+    sooner than `not_before` from now (after a failed run, so a fault cannot spin it)."""
     hearth = app.bot_data.hearth
     queue = app.job_queue
     if hearth.lane is None or queue is None:
@@ -39,7 +41,7 @@ async def arm(app: HearthApp, *, at_once: bool = False) -> None:
     delay = timedelta(0)
     if not at_once:
         try:
-            delay = max(await hearth.lane.next_wakeup(now) - now, timedelta(0))
+            delay = max(await hearth.lane.next_wakeup(now) - now, not_before)
         except HearthError as exc:
             log.warning("the reminder lane looks again in %s: %s", RETRY, exc)
             delay = RETRY

@@ -50,6 +50,9 @@ GRACE = timedelta(minutes=2)
 # The lane looks again at least this often, whatever it expects: a reminder made by another
 # process (the terminal chat) or a clock that jumped is never waited on for long.
 MAX_SLEEP = timedelta(minutes=10)
+# A reminder whose handling failed unexpectedly is tried again after this, not at once, so one
+# broken row cannot keep the lane busy; the others go on meanwhile.
+RETRY_AFTER_FAILURE = timedelta(minutes=1)
 # Her own line beside a reminder, or a check-in, is short; a model that does not answer in
 # this long is not waited for (the reminder goes without her line, a check-in with a plain one).
 MODEL_SECONDS = 20.0
@@ -130,6 +133,7 @@ class Lane:
         self.on_telegram = on_telegram
         self.only = only
         self._running = asyncio.Lock()
+        self._failed: dict[int, datetime] = {}  # reminder id -> not before
 
     async def _candidates(self) -> list[Reminder]:
         if self.only is not None:
@@ -144,7 +148,7 @@ class Lane:
         soonest = now + MAX_SLEEP
         for reminder in await self._candidates():
             at = fires_at(reminder, preferences.get(reminder.person_id), self.household_zone)
-            soonest = min(soonest, at)
+            soonest = min(soonest, max(at, self._failed.get(reminder.reminder_id, at)))
         return max(soonest, now)
 
     async def run_due(self, now: datetime) -> list[Sent]:
@@ -161,7 +165,7 @@ class Lane:
                     continue
                 mine = preferences.get(reminder.person_id)
                 at = fires_at(reminder, mine, self.household_zone)
-                if at > now:
+                if at > now or self._failed.get(reminder.reminder_id, now) > now:
                     continue
                 try:
                     done = await self._handle(reminder, person, mine, at, now)
@@ -169,6 +173,12 @@ class Lane:
                     log.warning("reminder %s waits for the database: %s", reminder.reminder_id,
                                 exc)
                     continue
+                except HearthError:
+                    log.exception("reminder %s could not be handled; it is tried again",
+                                  reminder.reminder_id)
+                    self._failed[reminder.reminder_id] = now + RETRY_AFTER_FAILURE
+                    continue
+                self._failed.pop(reminder.reminder_id, None)
                 if done is not None:
                     sent.append(done)
             return sent

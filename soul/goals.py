@@ -44,6 +44,14 @@ _LEAD = re.compile(
 _TAIL = re.compile(r"(?:[\s,]+(?:please|bitte|s'il\s+te\s+pla[iî]t|por\s+favor|thanks?))+$",
                    re.I)
 MIN_WHAT = 3
+# What a request's words start with once the time is taken out: "remind me what's for dinner"
+# is a question, "remind me to ..." a request. Spanish may go straight to an infinitive.
+_CONNECTOR = {
+    "en": re.compile(r"^\W*(?:please\W+)?(?:to|that|about|of)\b", re.I),
+    "de": re.compile(r"^\W*(?:bitte\W+)?(?:an|daran|dass|zu)\b", re.I),
+    "fr": re.compile(r"^\W*(?:de|d'|que|qu'|du)", re.I),
+    "es": re.compile(r"^\W*(?:que\b|de\b|\w+(?:ar|er|ir)(?:me|te|le|lo|la|se)?\b)", re.I),
+}
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,8 @@ def requested(text: str) -> list[Request]:
     for match in _REQUEST.finditer(text.replace("\u2019", "'")):
         lang = next(lang for lang in _TRIGGERS if match.group(lang))
         split = split_when(match.group("rest"))
+        if not _CONNECTOR[lang].match(split.what):
+            continue
         what = _what(split.what)
         if len(what) >= MIN_WHAT and what.casefold() not in found:
             found[what.casefold()] = Request(what, split.when, lang)
@@ -92,6 +102,8 @@ def promised_reminders(reply: str) -> list[Request]:
     found: dict[str, Request] = {}
     for match in _REMIND_YOU.finditer(reply.replace("\u2019", "'")):
         split = split_when(match.group("rest"))
+        if not _CONNECTOR["en"].match(split.what):
+            continue
         what = _what(split.what)
         if len(what) >= MIN_WHAT and what.casefold() not in found:
             found[what.casefold()] = Request(what, split.when, "en")

@@ -147,6 +147,13 @@ def test_a_request_is_split_into_what_and_when(text: str, what: str, when: str,
     assert (request.what, request.when, request.lang) == (what, when, lang)
 
 
+def test_a_question_that_only_mentions_reminding_is_not_a_request() -> None:
+    assert requested("Can you remind me what's for dinner?") == []
+    assert requested("rappelle-moi ton nom") == []
+    (request,) = requested("remind me, please, to call mum")
+    assert request.what == "Call mum"
+
+
 def test_words_that_only_look_like_times_stay_in_what() -> None:
     assert split_when("to buy a 2nd hand bike").when == ""
     assert split_when("to read chapter 3 and take 2 pills").when == ""

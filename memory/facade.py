@@ -79,7 +79,7 @@ class Memory:
         self.inbox = Inbox(store, now)
         self.outbox = Outbox(store, now)
         self.vectors = VectorBook(store, embedder)
-        self.transcript = TranscriptBook(store, gate, now)
+        self.transcript = TranscriptBook(store, gate, self.vectors, now)
         self.beliefs = BeliefBook(store, gate, self.people, self.vectors,
                                   secret=secret, now=now)
         self.recall = RecallBook(gate, self.vectors, now)

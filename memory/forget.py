@@ -20,13 +20,11 @@ from memory.beliefs import lensed, normalize, tombstone_fingerprint
 from memory.errors import InvalidRequest
 from memory.gate import Census, Gate, Lane
 from memory.inbox import purge_chat
-from memory.models import SHARED, AccessContext, Activity, Belief, private_scope
+from memory.models import REDACTED, SHARED, AccessContext, Activity, Belief, private_scope
 from memory.people import PeopleBook
 from memory.receipts import keyed_digest
 from memory.store import Store, Tx
 from memory.vectors import VectorBook
-
-REDACTED = "[forgotten]"
 
 
 def row_fingerprint(secret: bytes, table: str, row_id: int, text: str) -> str:
@@ -367,6 +365,7 @@ class ForgetBook:
                                          secret=self._secret, now=read.now)
             read.returned(gone, [scope] * len(gone))
         self._vectors.remove(gone)
+        await self._vectors.prune_lines()
         await self._store.checkpoint()
         await self.mirror()
         return len(gone)
@@ -381,6 +380,7 @@ class ForgetBook:
             await tx.execute("DELETE FROM affect WHERE key = ?", (f"person:{person.person_id}",))
             await tx.execute("DELETE FROM people WHERE person_id = ?", (person.person_id,))
         self._vectors.remove(gone)
+        await self._vectors.prune_lines()
         await self._store.checkpoint()
         return len(gone)
 

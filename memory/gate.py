@@ -21,6 +21,7 @@ import functools
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from memory import wall
@@ -31,8 +32,8 @@ from memory.store import Row, Store, Tx
 
 # What members said and what she concluded from it. Only this module selects from them.
 CONTENT_TABLES = frozenset({
-    "turns", "beliefs", "beliefs_fts", "evidence", "evidence_turns", "summaries", "goals",
-    "grants", "belief_vectors",
+    "turns", "turns_fts", "beliefs", "beliefs_fts", "evidence", "evidence_turns", "summaries",
+    "goals", "grants", "belief_vectors", "turn_vectors",
 })  # fmt: skip
 # Columns that hold words (or their embeddings). The census never reads them.
 CONTENT_COLUMNS = frozenset({"text", "proposition", "norm", "note", "vector", "reason"})
@@ -47,6 +48,7 @@ _SCOPED = {
     "grants": "{}",
     "evidence": "belief_id IN (SELECT belief_id FROM beliefs WHERE {})",
     "belief_vectors": "belief_id IN (SELECT belief_id FROM beliefs WHERE {})",
+    "turn_vectors": "turn_id IN (SELECT turn_id FROM turns WHERE {})",
     "evidence_turns": "evidence_id IN (SELECT evidence_id FROM evidence WHERE belief_id IN"
                       " (SELECT belief_id FROM beliefs WHERE {}))",
 }
@@ -92,6 +94,21 @@ def _select(columns: str, table: str, where: str, order: str | None, limit: int 
     return sql
 
 
+# The tiers recall searches by keyword: each table's key, its stemmed index, and which of its
+# rows are indexed (members' lines only: hers are not evidence).
+_KEYWORD_TIERS = {"beliefs": ("belief_id", "beliefs_fts", "1"),
+                  "turns": ("turn_id", "turns_fts", "t.role = 'user'")}
+
+
+@dataclass
+class Keyword:
+    """A tier's keyword statistics for one reader (see `Read.keyword`)."""
+
+    documents: int
+    frequencies: list[int] = field(default_factory=list)
+    ids: list[list[int]] = field(default_factory=list)
+
+
 class Read:
     """One receipted read in progress: what the wall lets through, what the lens allows, and
     what the receipt will name."""
@@ -103,15 +120,24 @@ class Read:
         self.ids: list[int] = []
         self.scopes: list[str] = []
         self.suppressed = 0
+        self.others: dict[str, tuple[list[int], list[str]]] = {}
         self._grants: list[Grant] | None = None
 
     def wall(self, column: str = "scope") -> wall.Predicate:
         return wall.predicate(self.ctx, column)
 
-    def returned(self, ids: Sequence[int], scopes: Sequence[str]) -> None:
-        """Name what this read hands back; the receipt records it."""
-        self.ids.extend(ids)
-        self.scopes.extend(scopes)
+    def returned(self, ids: Sequence[int], scopes: Sequence[str], *,
+                 method: str | None = None) -> None:
+        """Name what this read hands back; the receipt records it. Rows of another kind than
+        the read's own (a recall's quoted lines beside its beliefs) name their `method`, and
+        get a receipt of their own when there are any."""
+        if method is None:
+            self.ids.extend(ids)
+            self.scopes.extend(scopes)
+            return
+        other_ids, other_scopes = self.others.setdefault(method, ([], []))
+        other_ids.extend(ids)
+        other_scopes.extend(scopes)
 
     async def select(
         self,
@@ -171,16 +197,47 @@ class Read:
         )
         return tuple(int(r["belief_id"]) for r in rows)
 
-    async def matching(self, match: str, limit: int) -> list[int]:
-        """Ids of visible beliefs whose words match an FTS5 query, newest first."""
+    async def evidence_lines(self, belief_ids: Sequence[int]) -> dict[int, set[int]]:
+        """The lines each of these visible beliefs rests on (ids only)."""
+        if not belief_ids:
+            return {}
         rule = self.wall("b.scope")
+        marks = ", ".join("?" for _ in belief_ids)
         rows = await self.tx.fetchall(
-            "SELECT f.rowid AS belief_id FROM beliefs_fts f"
-            " JOIN beliefs b ON b.belief_id = f.rowid"
-            f" WHERE beliefs_fts MATCH ? AND {rule.sql} ORDER BY f.rowid DESC LIMIT ?",
-            (match, *rule.params, limit),
-        )
-        return [int(r["belief_id"]) for r in rows]
+            "SELECT e.belief_id, et.turn_id FROM evidence_turns et"
+            " JOIN evidence e ON e.evidence_id = et.evidence_id"
+            " JOIN beliefs b ON b.belief_id = e.belief_id"
+            f" WHERE e.belief_id IN ({marks}) AND {rule.sql}",
+            (*belief_ids, *rule.params))
+        found: dict[int, set[int]] = {}
+        for row in rows:
+            found.setdefault(int(row["belief_id"]), set()).add(int(row["turn_id"]))
+        return found
+
+    async def keyword(self, tier: str, matches: Sequence[str], cap: int) -> Keyword:
+        """Keyword statistics of one tier (`beliefs` or `turns`) over the rows this reader may
+        see, and nothing else: how many rows they see in all, and for each FTS5 query in
+        `matches` how many of those match it and the ids of up to `cap` of them (the newest,
+        when more match). A row behind the wall is never counted, so it cannot shape a score."""
+        key, index, only = _KEYWORD_TIERS[tier]
+        rule = self.wall("t.scope")
+        seen = await self.tx.scalar(
+            f"SELECT count(*) FROM {tier} t WHERE {rule.sql}", rule.params)
+        found = Keyword(documents=int(seen))
+        source = (f"FROM {index} f JOIN {tier} t ON t.{key} = f.rowid"
+                  f" WHERE {index} MATCH ? AND {only} AND {rule.sql}")
+        for match in matches:
+            rows = await self.tx.fetchall(
+                f"SELECT f.rowid AS id {source} ORDER BY f.rowid DESC LIMIT ?",
+                (match, *rule.params, cap + 1))
+            ids = [int(r["id"]) for r in rows[:cap]]
+            count = len(rows)
+            if count > cap:
+                count = int(await self.tx.scalar(f"SELECT count(*) {source}",
+                                                 (match, *rule.params)))
+            found.frequencies.append(count)
+            found.ids.append(ids)
+        return found
 
     async def ledger(self, where: str = "1", params: Sequence[object] = (), *,
                      order: str = "seq", limit: int = -1) -> list[Row]:
@@ -327,18 +384,22 @@ class Gate:
         async with self._store.transaction() as tx:
             read = Read(tx, ctx, now)
             yield read
-            seq = await write_receipt(
-                tx,
-                secret=self._secret,
-                ctx=ctx,
-                method=method,
-                query=query,
-                returned_ids=read.ids,
-                scopes=read.scopes,
-                suppressed=read.suppressed,
-                now=now,
-                anchor=self._anchor,
-            )
+            receipts = [(method, read.ids, read.scopes, read.suppressed)]
+            receipts += [(other, ids, scopes, 0)
+                         for other, (ids, scopes) in read.others.items() if ids]
+            for named, ids, scopes, suppressed in receipts:
+                seq = await write_receipt(
+                    tx,
+                    secret=self._secret,
+                    ctx=ctx,
+                    method=named,
+                    query=query,
+                    returned_ids=ids,
+                    scopes=scopes,
+                    suppressed=suppressed,
+                    now=now,
+                    anchor=self._anchor,
+                )
         self._anchor.committed(seq)
 
 

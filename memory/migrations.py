@@ -290,6 +290,61 @@ _EVIDENCE_REHOMED: tuple[str, ...] = (
     "CREATE TABLE evidence_rehoming (done_at TEXT NOT NULL, moved INTEGER NOT NULL)",
 )
 
+# Recall by stems, over both tiers of her memory. The keyword indexes hold each content word's
+# stems in four languages (`memory.terms.index_text`, which every connection defines in SQL as
+# `stems()`), so the triggers stem exactly as a query does; they store no copy of the text (the
+# content stays in its table). Members' lines get an index and vectors of their own: what was
+# said is recalled beside what she concluded. Her own lines are not indexed: what she said is
+# not evidence of what is true. A line's vector goes the moment its words change (a forget).
+_STEMMED_RECALL: tuple[str, ...] = (
+    "DROP TRIGGER beliefs_fts_insert",
+    "DROP TRIGGER beliefs_fts_delete",
+    "DROP TRIGGER beliefs_fts_update",
+    "DROP TABLE beliefs_fts",
+    """CREATE VIRTUAL TABLE beliefs_fts USING fts5(
+        proposition, content='beliefs', content_rowid='belief_id',
+        tokenize='unicode61 remove_diacritics 2'
+    )""",
+    "INSERT INTO beliefs_fts(rowid, proposition)"
+    " SELECT belief_id, stems(proposition) FROM beliefs",
+    """CREATE TRIGGER beliefs_fts_insert AFTER INSERT ON beliefs BEGIN
+        INSERT INTO beliefs_fts(rowid, proposition) VALUES (new.belief_id, stems(new.proposition));
+    END""",
+    """CREATE TRIGGER beliefs_fts_delete AFTER DELETE ON beliefs BEGIN
+        INSERT INTO beliefs_fts(beliefs_fts, rowid, proposition)
+        VALUES ('delete', old.belief_id, stems(old.proposition));
+    END""",
+    """CREATE TRIGGER beliefs_fts_update AFTER UPDATE OF proposition ON beliefs BEGIN
+        INSERT INTO beliefs_fts(beliefs_fts, rowid, proposition)
+        VALUES ('delete', old.belief_id, stems(old.proposition));
+        INSERT INTO beliefs_fts(rowid, proposition) VALUES (new.belief_id, stems(new.proposition));
+    END""",
+    """CREATE TABLE turn_vectors (
+        turn_id INTEGER PRIMARY KEY REFERENCES turns(turn_id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL
+    )""",
+    """CREATE VIRTUAL TABLE turns_fts USING fts5(
+        text, content='turns', content_rowid='turn_id',
+        tokenize='unicode61 remove_diacritics 2'
+    )""",
+    "INSERT INTO turns_fts(rowid, text)"
+    " SELECT turn_id, stems(text) FROM turns WHERE role = 'user'",
+    """CREATE TRIGGER turns_fts_insert AFTER INSERT ON turns WHEN new.role = 'user' BEGIN
+        INSERT INTO turns_fts(rowid, text) VALUES (new.turn_id, stems(new.text));
+    END""",
+    """CREATE TRIGGER turns_fts_delete AFTER DELETE ON turns WHEN old.role = 'user' BEGIN
+        INSERT INTO turns_fts(turns_fts, rowid, text)
+        VALUES ('delete', old.turn_id, stems(old.text));
+    END""",
+    """CREATE TRIGGER turns_fts_update AFTER UPDATE OF text ON turns WHEN old.role = 'user' BEGIN
+        INSERT INTO turns_fts(turns_fts, rowid, text)
+        VALUES ('delete', old.turn_id, stems(old.text));
+        INSERT INTO turns_fts(rowid, text) VALUES (new.turn_id, stems(new.text));
+        DELETE FROM turn_vectors WHERE turn_id = new.turn_id;
+    END""",
+)
+
 # Reminders and the lane she writes first in (DESIGN §13). A reminder's words are its goal's
 # (`goals`, read through the gate); these rows hold only when, where and what happened: ids,
 # instants, zones, states and counts, never what anyone said. Removing a member or forgetting
@@ -363,5 +418,6 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0004_inbox_and_outbox", _INBOX_AND_OUTBOX),
     ("0005_keyed_ledger", _KEYED_LEDGER),
     ("0006_evidence_rehomed", _EVIDENCE_REHOMED),
+    ("0009_stemmed_recall", _STEMMED_RECALL),
     ("0008_reminders", _REMINDERS),
 )

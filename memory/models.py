@@ -51,6 +51,9 @@ def is_scope(value: str) -> bool:
     return True
 
 
+# What a forgotten line (or summary, or persona edit) holds instead of its words.
+REDACTED = "[forgotten]"
+
 class Sensitivity(enum.StrEnum):
     ORDINARY = "ordinary"
     HEALTH = "health"
@@ -281,6 +284,9 @@ class Recalled(Frozen):
     score: float
     semantic: float
     keyword: float
+    # Whether it stands out enough to be told as a memory (`memory.recall`'s abstention); the
+    # rest is related evidence, ranked, never presented as what she knows.
+    sure: bool = True
 
 
 class Turn(Frozen):
@@ -293,6 +299,16 @@ class Turn(Frozen):
     text: str
     at: str
     ref: str = ""
+
+
+class Quoted(Frozen):
+    """A member's line recalled as it was said: episodic evidence, quoted and dated."""
+
+    turn: Turn
+    score: float
+    semantic: float
+    keyword: float
+    sure: bool = True
 
 
 class Goal(Frozen):

@@ -34,6 +34,7 @@ import aiosqlite
 from memory.dbfile import check_database_file
 from memory.errors import StoreBusy, StoreError
 from memory.migrations import MIGRATIONS
+from memory.terms import index_text
 
 Params = Sequence[Any] | dict[str, Any]
 Row = sqlite3.Row
@@ -154,6 +155,8 @@ class Store:
             "PRAGMA secure_delete = ON",
         ):
             await self._conn.execute(pragma)
+        # The keyword indexes' triggers stem with it, so every connection must have it.
+        await self._conn.create_function("stems", 1, index_text, deterministic=True)
         row = await (await self._conn.execute("PRAGMA journal_mode")).fetchone()
         if row is None or str(row[0]).lower() != "wal":
             raise StoreError(f"{self.path}: the database could not switch to WAL")

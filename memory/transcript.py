@@ -19,6 +19,7 @@ from memory.inbox import Delivery, finish_update, queue_reply
 from memory.models import AccessContext, Role, Sensitivity, Turn, check_scope
 from memory.secrets import mask_secrets
 from memory.store import Row, Store
+from memory.vectors import LINES, VectorBook
 
 MAX_TURN_CHARS = 16_000
 
@@ -50,9 +51,11 @@ def turn_from_row(row: Row) -> Turn:
 class TranscriptBook:
     """`memory.transcript`: lines in, lines out (through the gate)."""
 
-    def __init__(self, store: Store, gate: Gate, now: Callable[[], datetime]) -> None:
+    def __init__(self, store: Store, gate: Gate, vectors: VectorBook,
+                 now: Callable[[], datetime]) -> None:
         self._store = store
         self._gate = gate
+        self._vectors = vectors
         self._now = now
 
     async def append(
@@ -99,6 +102,8 @@ class TranscriptBook:
                 (chat_id, speaker_id, role.value, scope, classify(masked).value, masked,
                  self._now().isoformat(), source_update),
             )
+        if role == Role.USER:  # a member's words are recallable the moment they are said
+            await self._vectors.store([(turn_id, scope, masked)], LINES)
         return turn_id, True
 
     async def record_reply(

@@ -1,6 +1,7 @@
-"""The vector index: each scope's belief embeddings in its own matrix, searched scope by scope.
+"""The vector index: each scope's embeddings in its own matrix, searched scope by scope.
 
-Owns: embedding beliefs (off the event loop, in memory's one CPU thread), storing their vectors,
+Two tiers are embedded: beliefs (what she concluded) and members' lines (what was said).
+Owns: embedding both (off the event loop, in memory's one CPU thread), storing their vectors,
 loading them into per-scope matrices at open, taking in what another process wrote, and
 dropping what was forgotten. Must not: search a scope the reader cannot see (`search` walks
 `wall.visible_scopes`), or read a scope's rows except through that scope's `Lane`.
@@ -20,12 +21,13 @@ import numpy.typing as npt
 from memory import wall
 from memory.embedder import Embedder
 from memory.gate import Census, Lane
-from memory.models import AccessContext
+from memory.models import REDACTED, AccessContext
 from memory.store import Store
 
 T = TypeVar("T")
 Matrix = npt.NDArray[np.float32]
 BLOCK = 500
+SAME_TEXT = 0.9999  # cosine similarity of a text to itself, give or take rounding
 
 
 @dataclass
@@ -63,12 +65,50 @@ class ScopeVectors:
         self.matrix[:kept] = self.matrix[: self.size][keep]
         self.size = kept
 
-    def search(self, query: Matrix, top: int) -> list[tuple[int, float]]:
+    def search(self, query: Matrix, top: int, spread: Spread) -> list[tuple[int, float]]:
         if not self.size:
             return []
         sims = self.matrix[: self.size] @ query
+        spread.add(sims)
         picked = np.argpartition(-sims, top)[:top] if self.size > top else np.arange(self.size)
         return [(int(self.ids[i]), float(sims[i])) for i in picked]
+
+
+@dataclass
+class Spread:
+    """How a query scores against every row a reader may see: the mean and deviation recall
+    measures a candidate's similarity against (a margin over the unrelated rows, not a bar)."""
+
+    count: int = 0
+    total: float = 0.0
+    squares: float = 0.0
+
+    def add(self, sims: Matrix) -> None:
+        # A row the query matches exactly is the question itself (just said, or asked before),
+        # not a yardstick of what unrelated rows score.
+        sims = sims[sims < SAME_TEXT]
+        self.count += len(sims)
+        self.total += float(sims.sum(dtype=np.float64))
+        self.squares += float(np.square(sims, dtype=np.float64).sum())
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.count if self.count else 0.0
+
+    def calibrated(self, mean: float, deviation: float, rows: int) -> tuple[float, float]:
+        """The mean and deviation with `rows` more rows of a prior's (`mean`, `deviation`)
+        counted in: a yardstick that a scope of a few rows cannot bend."""
+        count = self.count + rows
+        total = self.total + rows * mean
+        squares = self.squares + rows * (deviation**2 + mean**2)
+        blended = total / count
+        return blended, float(max(0.0, squares / count - blended**2) ** 0.5)
+
+    @property
+    def deviation(self) -> float:
+        if self.count < 2:
+            return 0.0
+        return float(max(0.0, self.squares / self.count - self.mean**2) ** 0.5)
 
 
 @dataclass
@@ -120,27 +160,62 @@ class VectorIndex:
                     pairs.append((ids[i], ids[int(j)]))
         return pairs
 
-    def search(self, ctx: AccessContext, query: Matrix, top: int) -> dict[int, float]:
+    def search(self, ctx: AccessContext, query: Matrix, top: int,
+               spread: Spread) -> dict[int, float]:
         """Similarities for the best `top` candidates of each scope this reader may see."""
         found: dict[int, float] = {}
         for scope in wall.visible_scopes(ctx):
             vectors = self.scopes.get(scope)
             if vectors is not None:
-                found.update(vectors.search(query, top))
+                found.update(vectors.search(query, top, spread))
         return found
+
+    def ids(self) -> set[int]:
+        return set(self.where)
+
+
+@dataclass(frozen=True)
+class Tier:
+    """A table whose rows are embedded: its key, its words, its vectors, which of its rows."""
+
+    table: str
+    key: str
+    text: str
+    vectors: str
+    rows: str  # which rows, in columns the census may read
+    words: str  # and of those, whose words are embedded (a lane's condition)
+
+
+BELIEFS = Tier("beliefs", "belief_id", "proposition", "belief_vectors", "1", "1")
+# Members' lines (hers are not evidence); a forgotten line's words are gone, and so is its vector.
+LINES = Tier("turns", "turn_id", "text", "turn_vectors", "role = 'user'", f"text != '{REDACTED}'")
+
+
+@dataclass
+class Similar:
+    """A query's nearest visible beliefs and lines, and how it scores against all of them."""
+
+    beliefs: dict[int, float] = field(default_factory=dict)
+    lines: dict[int, float] = field(default_factory=dict)
+    spread: Spread = field(default_factory=Spread)
 
 
 class VectorBook:
-    """The embedder and the index together; a book of `Memory` (`memory.vectors`)."""
+    """The embedder and the indexes together; a book of `Memory` (`memory.vectors`)."""
 
     def __init__(self, store: Store, embedder: Embedder | None) -> None:
         self._store = store
         self.embedder = embedder
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hearth-cpu")
         self.index: VectorIndex | None = None if embedder is None else VectorIndex(embedder.dim)
+        self.lines: VectorIndex | None = None if embedder is None else VectorIndex(embedder.dim)
+        self._unembedded: set[int] = set()  # forgotten lines: nothing left to embed
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def _index(self, tier: Tier) -> VectorIndex | None:
+        return self.index if tier is BELIEFS else self.lines
 
     async def off_loop(self, fn: Callable[[], T]) -> T:
         """Run CPU work in memory's own thread, never on the event loop."""
@@ -152,14 +227,22 @@ class VectorBook:
             return None
         return await self.off_loop(lambda: embedder.embed(texts))
 
-    async def search(self, ctx: AccessContext, query: str, top: int) -> dict[int, float]:
-        """Similarities of the reader's visible beliefs to `query` ({} without an embedder)."""
+    async def similar(self, ctx: AccessContext, query: str, top: int) -> Similar | None:
+        """The reader's visible beliefs and lines nearest `query`, `top` of each per scope
+        (None without an embedder)."""
         vector = await self.embed([query]) if query.strip() else None
-        index = self.index
-        if vector is None or index is None:
-            return {}
+        beliefs, lines = self.index, self.lines
+        if vector is None or beliefs is None or lines is None:
+            return None
         q = vector[0]
-        return await self.off_loop(lambda: index.search(ctx, q, top))
+
+        def both() -> Similar:
+            found = Similar()
+            found.beliefs = beliefs.search(ctx, q, top, found.spread)
+            found.lines = lines.search(ctx, q, top, found.spread)
+            return found
+
+        return await self.off_loop(both)
 
     def near(self, scope: str, threshold: float) -> Callable[[list[int]], list[tuple[int, int]]]:
         index = self.index
@@ -171,96 +254,117 @@ class VectorBook:
         if self.index is not None:
             self.index.remove(belief_ids)
 
-    async def sync(self) -> None:
-        """Take in beliefs another process wrote (`hearth tick` or `hearth remember` while the
-        bot runs): their vectors join this process's matrices, so semantic recall finds them.
-        Reads only ids until it finds beliefs the matrices lack."""
-        index = self.index
-        if index is None:
+    async def prune_lines(self) -> None:
+        """Drop from memory the lines whose vectors the store no longer has (a forget redacted
+        them, or a member was removed)."""
+        lines = self.lines
+        if lines is None:
             return
         async with self._store.transaction() as tx:
-            rows = await Census(tx).select("beliefs", "belief_id, scope", order="belief_id")
-        new: dict[str, list[int]] = {}
-        for r in rows:
-            if not index.has(int(r["belief_id"])):
-                new.setdefault(str(r["scope"]), []).append(int(r["belief_id"]))
-        for scope, ids in new.items():
-            for start in range(0, len(ids), BLOCK):
-                await self._load_scope(scope, ids[start : start + BLOCK])
+            kept = {int(r["turn_id"]) for r in await Census(tx).select(
+                "turn_vectors", "turn_id")}
+        lines.remove(lines.ids() - kept)
+
+    async def sync(self) -> None:
+        """Take in beliefs and lines another process wrote (`hearth tick`, `hearth remember`
+        or `hearth chat` while the bot runs): their vectors join this process's matrices, so
+        semantic recall finds them. Reads only ids until it finds rows the matrices lack."""
+        for tier in (BELIEFS, LINES):
+            index = self._index(tier)
+            if index is None:
+                return
+            async with self._store.transaction() as tx:
+                rows = await Census(tx).select(tier.table, f"{tier.key} AS id, scope", tier.rows,
+                                               order=tier.key)
+            new: dict[str, list[int]] = {}
+            for r in rows:
+                if not index.has(int(r["id"])) and int(r["id"]) not in self._unembedded:
+                    new.setdefault(str(r["scope"]), []).append(int(r["id"]))
+            for scope, ids in new.items():
+                for start in range(0, len(ids), BLOCK):
+                    await self._load_scope(tier, scope, ids[start : start + BLOCK])
 
     async def load(self) -> None:
-        """Build every scope's matrix from stored vectors; embed beliefs written while no
+        """Build every scope's matrices from stored vectors; embed rows written while no
         embedder was set."""
-        if self.index is None:
-            return
-        async with self._store.transaction() as tx:
-            scopes = [str(r["scope"]) for r in await Census(tx).select(
-                "beliefs", "DISTINCT scope", order="scope")]
-        for scope in scopes:
-            await self._load_scope(scope, None)
+        for tier in (BELIEFS, LINES):
+            if self._index(tier) is None:
+                return
+            async with self._store.transaction() as tx:
+                scopes = [str(r["scope"]) for r in await Census(tx).select(
+                    tier.table, "DISTINCT scope", tier.rows, order="scope")]
+            for scope in scopes:
+                await self._load_scope(tier, scope, None)
 
-    async def _load_scope(self, scope: str, only: Sequence[int] | None) -> None:
-        if self.embedder is None or self.index is None:
+    async def _load_scope(self, tier: Tier, scope: str, only: Sequence[int] | None) -> None:
+        index = self._index(tier)
+        if self.embedder is None or index is None:
             return
-        model = self.embedder.name
-        among, params = "1", tuple[int, ...]()
+        model, key = self.embedder.name, tier.key
+        among, params = f"{tier.rows} AND {tier.words}", tuple[int, ...]()
         if only is not None:
-            among, params = f"belief_id IN ({', '.join('?' for _ in only)})", tuple(only)
+            among += f" AND {key} IN ({', '.join('?' for _ in only)})"
+            params = tuple(only)
         async with self._store.transaction() as tx:
             lane = Lane(tx, scope)
+            every = [int(r["id"]) for r in await lane.select(
+                tier.table, among, params, columns=f"{key} AS id")]
+            if only is not None and tier is LINES:
+                self._unembedded.update(set(only) - set(every))
             stored = await lane.select(
-                "belief_vectors", f"model = ? AND {among}", (model, *params),
-                columns="belief_id, vector", order="belief_id",
+                tier.vectors, f"model = ? AND {key} IN (SELECT {key} FROM {tier.table}"
+                f" WHERE {among})", (model, *params),
+                columns=f"{key} AS id, vector", order=key,
             )
-            have = {int(r["belief_id"]) for r in stored}
-            every = await lane.select("beliefs", among, params, columns="belief_id")
-            lacking = [int(r["belief_id"]) for r in every if int(r["belief_id"]) not in have]
+            have = {int(r["id"]) for r in stored}
+            lacking = [i for i in every if i not in have]
             missing = []
             for start in range(0, len(lacking), BLOCK):
                 chunk = lacking[start : start + BLOCK]
                 missing += [
-                    (int(r["belief_id"]), scope, str(r["proposition"]))
+                    (int(r["id"]), scope, str(r["words"]))
                     for r in await lane.select(
-                        "beliefs", f"belief_id IN ({', '.join('?' for _ in chunk)})", chunk,
-                        columns="belief_id, proposition", order="belief_id")
+                        tier.table, f"{key} IN ({', '.join('?' for _ in chunk)})", chunk,
+                        columns=f"{key} AS id, {tier.text} AS words", order=key)
                 ]
         if stored:
-            ids = [int(r["belief_id"]) for r in stored]
+            ids = [int(r["id"]) for r in stored]
             blob = b"".join(bytes(r["vector"]) for r in stored)
             matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(ids), self.embedder.dim)
-            self.index.add(scope, ids, matrix)
+            index.add(scope, ids, matrix)
         if missing:
-            await self.store(missing)
+            await self.store(missing, tier)
 
-    async def store(self, items: Sequence[tuple[int, str, str]]) -> None:
-        """Embed and keep (belief id, scope, proposition) for beliefs just written, and add
-        them to their scope's matrix. A belief forgotten meanwhile is skipped."""
-        if self.embedder is None or self.index is None or not items:
+    async def store(self, items: Sequence[tuple[int, str, str]], tier: Tier = BELIEFS) -> None:
+        """Embed and keep (id, scope, text) for beliefs (or lines) just written, and add them
+        to their scope's matrix. A row forgotten meanwhile is skipped."""
+        index = self._index(tier)
+        if self.embedder is None or index is None or not items:
             return
         vectors = await self.embed([text for _, _, text in items])
         if vectors is None:
             return
-        model = self.embedder.name
+        model, key = self.embedder.name, tier.key
         async with self._store.transaction() as tx:
             alive = {
-                int(r["belief_id"])
+                int(r["id"])
                 for r in await Census(tx).select(
-                    "beliefs", "belief_id",
-                    f"belief_id IN ({', '.join('?' for _ in items)})",
-                    [belief_id for belief_id, _, _ in items],
+                    tier.table, f"{key} AS id",
+                    f"{tier.rows} AND {key} IN ({', '.join('?' for _ in items)})",
+                    [row_id for row_id, _, _ in items],
                 )
             }
             await tx.executemany(
-                "INSERT OR REPLACE INTO belief_vectors(belief_id, model, vector) VALUES (?, ?, ?)",
+                f"INSERT OR REPLACE INTO {tier.vectors}({key}, model, vector) VALUES (?, ?, ?)",
                 [
-                    (belief_id, model, vectors[i].tobytes())
-                    for i, (belief_id, _, _) in enumerate(items)
-                    if belief_id in alive
+                    (row_id, model, vectors[i].tobytes())
+                    for i, (row_id, _, _) in enumerate(items)
+                    if row_id in alive
                 ],
             )
         by_scope: dict[str, list[int]] = {}
-        for i, (belief_id, scope, _) in enumerate(items):
-            if belief_id in alive and not self.index.has(belief_id):
+        for i, (row_id, scope, _) in enumerate(items):
+            if row_id in alive and not index.has(row_id):
                 by_scope.setdefault(scope, []).append(i)
         for scope, rows in by_scope.items():
-            self.index.add(scope, [items[i][0] for i in rows], vectors[rows])
+            index.add(scope, [items[i][0] for i in rows], vectors[rows])

@@ -26,6 +26,7 @@ from memory import (
     Goal,
     Memory,
     Person,
+    Quoted,
     Recalled,
     Role,
     Summary,
@@ -68,6 +69,8 @@ TEMPLATES: dict[str, str] = {
     # Who said it and when, quoted: a bare first-person sentence ("I play bass") reads, to a
     # small model, as something she said about herself.
     "belief": '- {who} on {date}: "{text}" ({age}, confidence {confidence:.2f}{status})',
+    "line": '- On {date} {who} said{where}: "{text}" (their words, not a conclusion)',
+    "line_group": " in the group",
     "belief_private": "{name} told you",
     "belief_shared": "The household told you",
     "memories": "# What you remember (relevant to this message)\n{items}",
@@ -109,7 +112,7 @@ class Gathered:
     intent: Intent
     present: tuple[str, ...]
     names: dict[str, str]
-    memories: tuple[Recalled, ...]
+    memories: tuple[Recalled | Quoted, ...]  # only what recall was sure of
     partner: tuple[Belief, ...]
     summary: Summary | None
     goals: tuple[Goal, ...]
@@ -174,7 +177,10 @@ async def gather(memory: Memory, soul: Soul, intent: Intent) -> Gathered:
     ctx = context_for(intent, f"reply to {intent.speaker.name} in {where}")
     people = await memory.people.list()
     names = {p.person_id: p.name for p in people}
-    memories = await memory.recall.search(ctx, intent.text, limit=RECALL_LIMIT)
+    # Both tiers of her memory; only what recall is sure of is told as remembered (the rest
+    # is related, not an answer, and a small model would take it for one).
+    memories = [m for m in await memory.recall.recollect(ctx, intent.text, limit=RECALL_LIMIT)
+                if m.sure and not (isinstance(m, Quoted) and m.turn.turn_id == intent.turn_id)]
     partner = await memory.beliefs.about(ctx, intent.speaker.person_id, limit=PARTNER_LIMIT)
     summary = await memory.summaries.get(ctx, intent.chat_id)
     goals = await memory.goals.open(ctx)
@@ -235,6 +241,13 @@ def _belief_line(belief: Belief, now: datetime, names: dict[str, str]) -> str:
     )
 
 
+def _quoted_line(turn: Turn, now: datetime, names: dict[str, str]) -> str:
+    who = names.get(turn.speaker_id or "", "A member")
+    where = TEMPLATES["line_group"] if scope_owner(turn.scope) is None else ""
+    return TEMPLATES["line"].format(date=_told_on(turn.at, now), who=who, where=where,
+                                    text=" ".join(turn.text.split()))
+
+
 def _unprinted(beliefs: Sequence[Belief], printed: Sequence[Belief]) -> list[Belief]:
     """Beliefs not already in the prompt: one belief, or the same words kept in two scopes, is
     printed under one heading only (the first it reaches: what is relevant to the message)."""
@@ -271,7 +284,7 @@ class _Surface:
     name: str
     header: str  # the template with {items} left to fill, or the whole text
     items: list[str]
-    ids: list[int] = field(default_factory=list)  # belief ids, for memories
+    ids: list[int | None] = field(default_factory=list)  # belief ids (None: a line), memories
     placeholder: str = ""
     _counted: tuple[tuple[str, str, tuple[str, ...]], int] | None = None
 
@@ -336,7 +349,12 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
         )
     chat = "the household group" if intent.group else f"a private chat with {name}"
     lore = lore_hits(soul, intent.text)
-    recalled = _unprinted([r.belief for r in state.memories], [])
+    recalled = _unprinted([r.belief for r in state.memories if isinstance(r, Recalled)], [])
+    quoted = [q.turn for q in state.memories if isinstance(q, Quoted)]
+    # What she concluded first, then what was said: each in recall's order.
+    remembered: list[tuple[str, int | None]] = [
+        (_belief_line(b, now, state.names), b.belief_id) for b in recalled
+    ] + [(_quoted_line(t, now, state.names), None) for t in quoted]
     surfaces = {
         "constitution": _Surface("constitution",
                                  TEMPLATES["constitution"].format(text=soul.constitution), []),
@@ -360,8 +378,9 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
         "partner": _Surface("partner", TEMPLATES["partner"].replace("{name}", name), [],
                             placeholder=TEMPLATES["partner_empty"]),
         "memories": _Surface("memories", TEMPLATES["memories"], [
-            _belief_line(b, now, state.names) for b in recalled
-        ], ids=[b.belief_id for b in recalled], placeholder=TEMPLATES["memories_empty"]),
+            line for line, _ in remembered
+        ], ids=[belief_id for _, belief_id in remembered],
+            placeholder=TEMPLATES["memories_empty"]),
         "summary": _Surface("summary", TEMPLATES["summary"].format(
             text=_clip(state.summary.text, budgets.summary - 8)) if state.summary else "", []),
         "affect": _Surface("affect", TEMPLATES["affect"].format(text=state.affect.describe()),
@@ -374,7 +393,7 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
     dropped: list[str] = []
     for key in ("examples", "lore", "memories", "partner", "goals"):
         if key == "partner":  # what "What you remember" kept is not printed a second time
-            kept = recalled[: len(surfaces["memories"].items)]
+            kept = recalled[: len(surfaces["memories"].items)]  # beliefs come first
             surfaces[key].items = [_belief_line(b, now, state.names)
                                    for b in _unprinted(state.partner, kept)]
         dropped += _fit_items(surfaces[key], getattr(budgets, key))
@@ -411,7 +430,7 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
         messages=tuple(messages),
         template_version=template_version(soul),
         tokens=tokens,
-        belief_ids=tuple(surfaces["memories"].ids),
+        belief_ids=tuple(i for i in surfaces["memories"].ids if i is not None),
         dropped=tuple(dropped),
     )
 

@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from memory import Memory, private_scope
+from memory.terms import index_text
 from tests.helpers import HashEmbedder, Household, make_household
 
 
@@ -14,6 +15,7 @@ def _as_an_older_hearth_left_it(db: Path, shared_id: int, private_id: int, scope
     """Move the private belief's evidence onto the shared one (what the old lookup did), with a
     consolidation's evidence from the same private scope beside it, and forget it was mended."""
     conn = sqlite3.connect(db)
+    conn.create_function("stems", 1, index_text, deterministic=True)  # the index triggers'
     with conn:
         conn.execute("UPDATE evidence SET belief_id = ? WHERE belief_id = ?",
                      (shared_id, private_id))

@@ -1,0 +1,107 @@
+"""Words as recall matches them: content words, and the stems they share across languages.
+
+Owns: splitting text into content words (stopwords of the four languages the classifier knows
+left out), stemming each word with the Snowball stemmers of English, German, French and Spanish
+(a word's stems are all of theirs, so "diagnosis" and "diagnosed" meet on "diagnos" and
+"Fahrräder" on "fahrrad"), the text the keyword indexes hold (`index_text`, which the store
+gives SQL as `stems()` so the index triggers stem exactly as the query does), and the FTS5
+query for one word's stems. Must not: read the store; it is pure text.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import snowballstemmer  # type: ignore[import-untyped]
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_LANGUAGES = ("english", "german", "french", "spanish")
+_STEMMERS = tuple(snowballstemmer.stemmer(language) for language in _LANGUAGES)
+
+_STOPWORDS = (
+    # English, with the words a question to her always carries ("remember", "tell", "know").
+    "a an the and or but if of to in on at by for with from as is are was were be been being"
+    " am do does did doing have has had having i me my mine you your yours he him his she her"
+    " hers it its we us our they them their this that these those what which who whom whose"
+    " when where why how there here not no so than too very can could would should will shall"
+    " may might must just about into over under again further then once all any both each few"
+    " more most other some such only own same s t don now tell know remember anything"
+    " something ll ve re d m hi hey ok okay yes oh"
+    # German
+    " der die das den dem des ein eine einen einem einer eines und oder aber ist sind war waren"
+    " bist sein ich du er sie es wir ihr mich mir dich dir uns euch mein meine meinen"
+    " meinem meiner dein deine sich nicht kein keine zu im am vom zum zur auf aus bei mit nach"
+    " von wie was wer wo wann warum welche welcher welches dass auch noch schon"
+    # French
+    " le la les un une des du et ou mais est sont était je tu il elle nous vous ils elles me"
+    " te se moi toi mon mes ton ta tes sa ses notre nos votre vos leur leurs ce cet"
+    " cette ces qui que quoi quand où comment pourquoi ne pas dans sur avec pour par au aux"
+    # Spanish
+    " el los las unos unas y o pero es era soy eres yo tú él ella nosotros vosotros ellos"
+    " mi mis tu tus su sus nuestro nuestra lo al del en con por para qué quién cuándo dónde"
+    " cómo porque muy ya"
+)
+# Words two languages share are kept when one of them means something ("son", "bin", "ma").
+STOPWORDS = frozenset(_STOPWORDS.split())
+
+
+def _plain(text: str) -> str:
+    """Lower case without diacritics (the index's tokenizer drops them too)."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def words(text: str) -> list[str]:
+    """The content words of `text`, in order, repeats kept (a document's term counts)."""
+    return [w for w in _WORD.findall(text.casefold()) if len(w) > 1 and w not in STOPWORDS]
+
+
+@functools.lru_cache(maxsize=200_000)
+def stems(word: str) -> frozenset[str]:
+    """Every stem the four stemmers give one (lower-case) word, without diacritics."""
+    return frozenset(_plain(stemmer.stemWord(word)) for stemmer in _STEMMERS) | {_plain(word)}
+
+
+def index_text(text: str | None) -> str:
+    """What the keyword index holds for a text: each content word's stems, space-separated.
+    A deterministic SQL function of every connection (`stems(text)`), so the triggers that keep
+    the indexes and the queries that search them stem alike."""
+    if not text:
+        return ""
+    out: list[str] = []
+    for word in words(text):
+        out.extend(sorted(stems(word)))
+    return " ".join(out)
+
+
+@dataclass(frozen=True)
+class Term:
+    """One content word of a query, and the stems a document word may share with it."""
+
+    word: str
+    stems: frozenset[str]
+
+    def fts(self) -> str:
+        """An FTS5 query matching any of the stems (quoted: user text is never FTS syntax)."""
+        return " OR ".join('"' + s.replace('"', '""') + '"' for s in sorted(self.stems))
+
+    def count_in(self, document: Iterable[frozenset[str]]) -> int:
+        return sum(1 for word_stems in document if word_stems & self.stems)
+
+
+def query_terms(text: str) -> list[Term]:
+    """The distinct content words of a query, each with its stems, in order."""
+    seen: dict[str, Term] = {}
+    for word in words(text):
+        if word not in seen:
+            seen[word] = Term(word, stems(word))
+    return list(seen.values())
+
+
+def document(text: str) -> list[frozenset[str]]:
+    """A document as BM25 counts it: its content words' stem sets, in order."""
+    return [stems(w) for w in words(text)]

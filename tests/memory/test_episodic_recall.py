@@ -1,0 +1,146 @@
+"""Episodic recall: members' own lines are recalled beside beliefs, behind the same wall, lens,
+receipts and forgetting, and nothing behind the wall shapes what a reader gets."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from memory import (
+    SHARED,
+    Grant,
+    Quoted,
+    Recalled,
+    Role,
+    Sensitivity,
+    dm_chat,
+    group_chat,
+    private_scope,
+)
+from memory.models import Activity, Person
+from tests.helpers import HashEmbedder
+from tests.memory.test_recall import Home, open_home
+
+
+@pytest.fixture(params=["semantic", "keywords"])
+async def home(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Home]:
+    embedder = HashEmbedder() if request.param == "semantic" else None
+    built = await open_home(tmp_path / "hearth.db", embedder=embedder)
+    try:
+        yield built
+    finally:
+        await built.memory.close()
+
+
+async def say(home: Home, person: Person, text: str, *, group: bool = False) -> int:
+    return await home.memory.transcript.append(
+        chat_id=group_chat() if group else dm_chat(person), speaker_id=person.person_id,
+        role=Role.USER, scope=SHARED if group else private_scope(person.person_id), text=text)
+
+
+def lines(found: list[Recalled | Quoted]) -> list[str]:
+    return [f.turn.text for f in found if isinstance(f, Quoted)]
+
+
+def shape(found: list[Recalled | Quoted]) -> list[tuple[str, float, float, float, bool]]:
+    return [(f.turn.text if isinstance(f, Quoted) else f.belief.proposition, f.score,
+             f.semantic, f.keyword, f.sure) for f in found]
+
+
+async def test_a_members_words_are_recalled_the_moment_they_are_said(home: Home) -> None:
+    await say(home, home.bob, "The boiler engineer Gary comes on Thursday at noon")
+    found = await home.memory.recall.recollect(home.dm(home.bob), "when is the boiler engineer")
+    assert lines(found) == ["The boiler engineer Gary comes on Thursday at noon"]
+    assert found[0].sure
+    assert isinstance(found[0], Quoted) and found[0].turn.ref  # named by an opaque ref
+
+
+async def test_another_members_private_line_is_never_recalled(home: Home) -> None:
+    await say(home, home.alice, "I left my umbrella under the blue mat at the gym")
+    query = "where is the umbrella"
+    assert lines(await home.memory.recall.recollect(home.dm(home.alice), query))  # control
+    assert lines(await home.memory.recall.recollect(home.dm(home.bob), query)) == []
+    assert lines(await home.memory.recall.recollect(home.group(), query)) == []
+
+
+async def test_a_dm_line_is_not_recalled_in_the_group_even_for_its_speaker(home: Home) -> None:
+    await say(home, home.bob, "I booked the tapas place for our anniversary")
+    await say(home, home.bob, "The tapas place in the group chat is closed on Mondays", group=True)
+    found = lines(await home.memory.recall.recollect(home.group(), "the tapas place"))
+    assert found == ["The tapas place in the group chat is closed on Mondays"]
+
+
+async def test_a_health_line_said_in_the_group_needs_a_grant_for_the_groups_conversation(
+    home: Home,
+) -> None:
+    await say(home, home.owner, "Grandad's heart medication is now twice a day", group=True)
+    query = "grandad's heart medication"
+    ctx = home.group()
+    assert lines(await home.memory.recall.recollect(ctx, query)) == []
+    grant: Grant = await home.memory.grants.give(
+        home.owner.person_id, Activity.GROUP_CONVERSATION, Sensitivity.HEALTH, shared=True)
+    assert grant.grant_id
+    assert lines(await home.memory.recall.recollect(ctx, query)) == [
+        "Grandad's heart medication is now twice a day"]
+
+
+async def test_recalled_lines_are_receipted_under_their_own_method(home: Home) -> None:
+    turn_id = await say(home, home.bob, "The spare bike lock key hangs by the back door")
+    await home.memory.recall.recollect(home.dm(home.bob), "bike lock key")
+    conn = sqlite3.connect(home.memory.path)
+    try:
+        rows = conn.execute("SELECT method, returned_ids, scopes FROM receipts"
+                            " WHERE method LIKE 'recall%' ORDER BY seq").fetchall()
+    finally:
+        conn.close()
+    assert ("recall_lines", f"[{turn_id}]",
+            f'["{private_scope(home.bob.person_id)}"]') in rows
+
+
+async def test_a_forgotten_line_is_neither_recalled_nor_kept_as_a_vector(home: Home) -> None:
+    await say(home, home.bob, "I am seeing a counsellor about my anxiety every Friday")
+    await home.memory.beliefs.remember(home.bob.person_id,
+                                       "I am seeing a counsellor about my anxiety every Friday")
+    query = "counsellor about my anxiety"
+    before = await home.memory.recall.recollect(home.dm(home.bob), query)
+    assert before  # control: the belief (or its line) is recalled
+    assert await home.memory.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT),
+                                               "counsellor") == 1
+    assert await home.memory.recall.recollect(home.dm(home.bob), query) == []
+    conn = sqlite3.connect(home.memory.path)
+    try:
+        assert conn.execute("SELECT count(*) FROM turn_vectors").fetchone() == (0,)
+    finally:
+        conn.close()
+
+
+async def test_a_line_that_is_a_beliefs_own_words_is_told_once_as_the_belief(home: Home) -> None:
+    await say(home, home.bob, "My sister Jane lives in Leeds")
+    await home.memory.beliefs.remember(home.bob.person_id, "My sister Jane lives in Leeds")
+    found = await home.memory.recall.recollect(home.dm(home.bob), "where does my sister live")
+    assert [type(f).__name__ for f in found] == ["Recalled"]
+
+
+async def test_hidden_rows_never_change_the_order_or_scores_a_reader_gets(home: Home) -> None:
+    for text in ("The bins go out on Tuesday night", "Tuesday is pottery night at the hall",
+                 "The dog's vet appointment is on Tuesday"):
+        await say(home, home.owner, text, group=True)
+    await say(home, home.bob, "I moved my pottery class to Tuesday")
+    query = "pottery on Tuesday night"
+    bob_before = shape(await home.memory.recall.recollect(home.dm(home.bob, actor="p1"), query))
+    group_before = shape(await home.memory.recall.recollect(home.group(actor="p1"), query))
+    assert bob_before and group_before
+    # Alice says a great deal that matches, in her own DM: lines and beliefs alike.
+    for i in range(60):
+        await say(home, home.alice, f"Tuesday night {i}: pottery, bins and the vet again")
+        await home.memory.beliefs.remember(home.alice.person_id,
+                                           f"Alice has Tuesday night plan {i}")
+    assert lines(await home.memory.recall.recollect(  # control: they match, for her
+        home.dm(home.alice), "pottery bins and the vet on Tuesday night"))
+    bob_after = shape(await home.memory.recall.recollect(home.dm(home.bob, actor="p2"), query))
+    group_after = shape(await home.memory.recall.recollect(home.group(actor="p2"), query))
+    assert bob_after == bob_before
+    assert group_after == group_before

@@ -22,10 +22,14 @@ conversation may not use without a grant).
    minute per question. Questions are asked round-robin across the five chats, so the
    repetition penalty (a reader's last few recalls) falls on different topics, as in a real
    household.
-3. Scoring. A recalled belief is matched to its line by the id `remember` returned (or, for a
-   row that did not come from this replay, by its text). For answerable questions: recall@1/5/10
-   and MRR of the expected lines; for questions whose right answer is nothing: abstention
-   (nothing returned). A recalled line the asker may not see in that chat is a leak.
+3. Scoring. Asked through `memory.recall.recollect` (beliefs and members' lines in one
+   ranking). A recalled belief is matched to its line by the id `remember` returned (or, for a
+   row that did not come from this replay, by its text), a recalled line by its id. For
+   answerable questions: recall@1/5/10 and MRR of the expected lines over the ranked evidence,
+   and answer accuracy (the first row she would tell as a memory, a `sure` one, is an expected
+   line); for questions whose right answer is nothing: abstention (no row is sure; the false
+   memory rate is the share where one is). BM25 tells its first row, always. A recalled line the
+   asker may not see in that chat is a leak.
 
 `--baseline bm25` (the default) ranks the same visible lines with plain BM25 (`bm25s`: lower
 case words, its English stopwords, no stemming; nothing returned when no word matches) so
@@ -291,9 +295,10 @@ class Clock:
 class Answer:
     """What one system returned for one question."""
 
-    keys: list[str]  # matched lines, best first
-    returned: int  # how many rows it returned (some may match no line)
+    keys: list[str]  # matched lines, best first (the ranked evidence)
+    returned: int  # how many rows it would tell as memories (0: it abstains)
     ms: float = 0.0
+    told: list[str] = field(default_factory=list)  # the lines of the first row it would tell
 
 
 Results = dict[str, Answer]
@@ -358,14 +363,16 @@ async def run_hearth(household: Household, embedder: Embedder | None, folder: Pa
                    AccessContext.for_member(people[q.asker].person_id,
                                             Activity.DM_CONVERSATION, PURPOSE))
             start = time.perf_counter()
-            recalled = await memory.recall.search(ctx, q.text, limit=limit)
+            recalled = await memory.recall.recollect(ctx, q.text, limit=limit)
             ms = (time.perf_counter() - start) * 1000
             keys: list[str] = []
             for item in recalled:
                 for key in keys_of(item):
                     if key not in keys:
                         keys.append(key)
-            results[q.qid] = Answer(keys, len(recalled), ms)
+            sure = [item for item in recalled if item.sure]
+            results[q.qid] = Answer(keys, len(sure), ms,
+                                    told=keys_of(sure[0]) if sure else [])
     finally:
         await memory.close()
     return results, counts
@@ -403,7 +410,8 @@ def run_bm25(household: Household, corpus: str, limit: int) -> Results:
             ranked = sorted((i for i in range(len(docs)) if scores[i] > 0),
                             key=lambda i: (-float(scores[i]), i))
             keys = [docs[i].key for i in ranked[:limit]]
-        results[q.qid] = Answer(keys, len(keys), (time.perf_counter() - start) * 1000)
+        results[q.qid] = Answer(keys, len(keys), (time.perf_counter() - start) * 1000,
+                                told=keys[:1])
     return results
 
 
@@ -439,6 +447,9 @@ def summarise(household: Household, questions: Sequence[Question],
     out["abstention_precision"] = _rate(empty_right, empty_right + empty_wrong)
     out["false_abstention_rate"] = _rate(empty_wrong, len(answerable))
     out["false_memory_rate"] = _rate(len(abstain) - empty_right, len(abstain))
+    out["answer_accuracy"] = _rate(
+        sum(1 for q in answerable if set(results[q.qid].told) & set(q.evidence)),
+        len(answerable))
     near = [q for q in abstain if q.near_miss]
     out["near_miss_at_1"] = _rate(
         sum(1 for q in near if results[q.qid].keys[:1] and results[q.qid].keys[0]
@@ -478,7 +489,8 @@ def _cell(value: object) -> str:
 def print_table(title: str, summary: dict[str, Any]) -> None:
     print(title)
     columns = [("n", "n"), ("recall_at_1", "R@1"), ("recall_at_5", "R@5"),
-               ("recall_at_10", "R@10"), ("mrr", "MRR"), ("false_abstention_rate", "empty"),
+               ("recall_at_10", "R@10"), ("mrr", "MRR"), ("answer_accuracy", "told"),
+               ("false_abstention_rate", "empty"),
                ("abstention_recall", "abstain"), ("near_miss_at_1", "near@1"),
                ("stale_first_rate", "stale1st"), ("leaks", "leaks")]
     print(f"{'kind':<13}" + "".join(f"{h:>9}" for _, h in columns))
@@ -528,7 +540,7 @@ def print_misses(household: Household, name: str, results: Results, limit: int,
 def headline(summary: dict[str, Any]) -> dict[str, Any]:
     keep = ("recall_at_1", "recall_at_5", "recall_at_10", "mrr", "abstention_precision",
             "abstention_recall", "false_abstention_rate", "false_memory_rate",
-            "near_miss_at_1", "stale_first_rate", "leaks", "leaked_items")
+            "answer_accuracy", "near_miss_at_1", "stale_first_rate", "leaks", "leaked_items")
     out = {key: summary[key] for key in keep}
     out["per_kind"] = {
         kind: {key: row[key] for key in ("n", "recall_at_10", "abstention_recall",
@@ -558,6 +570,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
           + (f" ({counts['refused']} fact lines refused)" if counts["refused"] else ""))
     print_table(f"\nhearth recall (embedder {name}, limit {args.limit})", summary)
     timings = [a.ms for a in results.values()]
+    print(f"  recall latency p50 {percentile(timings, 0.50):.1f} ms,"
+          f" p95 {percentile(timings, 0.95):.1f} ms")
     line: dict[str, Any] = {
         "bench": "household_memory",
         "questions": len(household.questions),

@@ -21,9 +21,12 @@ the figures measure recall and the assembler, never a language model's judgement
   belief contains one of the probe's `betrays` keywords as a word (the keyword plus at most
   three more letters, case-insensitive), i.e. where the recalled text could pass for an answer.
 
-Nothing is tuned here: the ranking is memory/recall.py's as it stands. For each failing probe
-the table shows where the probe's own fact ranked and its relevance against the thresholds.
-Prints a table, then one JSON line.
+The ranking and abstention are memory/recall.py's as they stand (its constants were tuned on
+these probes and the household benchmark together). For each failing probe the table shows
+where the probe's own fact ranked, how alike it is to the question in meaning, and which words
+they share. Prints a table and one JSON line; then (unless `--no-household`) the household
+benchmark of `bench.household_memory`, per category, beside plain BM25 over the same lines,
+with its own table and JSON line.
 """
 
 from __future__ import annotations
@@ -38,17 +41,21 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from bench import household_memory
 from bench.probes import ABSENT, MEMBER, PRESENT, Absent, Present
 from memory import Embedder, Memory, make_embedder
-from memory import recall as ranking
+from memory.terms import query_terms, stems
+from memory.terms import words as content_words
 from soul.files import Soul, load_soul
 from soul.turn import Reply, chat_id_for, respond
 
 DONT_KNOW = "I don't know."
 MEMORIES_HEADER = "# What you remember"
-# One rendered belief: "- {text} ({age}, confidence {confidence:.2f}{status})".
+# One rendered memory: a belief, '- {who} on {date}: "{text}" (learned ..., confidence ...)',
+# or a member's line, '- On {date} {who} said: "{text}" (their words, not a conclusion)'.
 _BELIEF_LINE = re.compile(
-    r'^- .* on [^:]+: "(?P<text>.*)" \(learned [^,()]*, confidence [0-9.]+[^()]*\)$'
+    r'^- (?:.* on [^:]+|On .+ said[^:]*): "(?P<text>.*)"'
+    r' \((?:learned [^,()]*, confidence [0-9.]+[^()]*|their words, not a conclusion)\)$'
 )
 START = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
@@ -210,17 +217,15 @@ async def run_probes(
 
 
 def relevance_note(embedder: Embedder | None, query: str, proposition: str) -> str:
-    """How recall scores `proposition` for `query`, against its threshold (for the report)."""
-    terms = ranking.terms(query)
-    overlap = ranking.keyword_overlap(terms, proposition)
+    """How alike the question and a fact are, in meaning and in words (for the report)."""
+    words = query_terms(query)
+    document_ = [stems(w) for w in content_words(proposition)]
+    shared = [t.word for t in words if t.count_in(document_)]
+    note = f"words shared {shared or 'none'} of {[t.word for t in words]}"
     if embedder is None:
-        return (f"keyword {overlap:.2f} vs threshold {ranking.MIN_RELEVANCE_KEYWORD:.2f}"
-                f" (terms {terms})")
+        return note
     vectors = embedder.embed([query, proposition])
-    sim = float(vectors[0] @ vectors[1])
-    rel = ranking.relevance(sim, overlap)
-    return (f"semantic {sim:.2f}, keyword {overlap:.2f} -> relevance {rel:.2f}"
-            f" vs threshold {ranking.MIN_RELEVANCE_SEMANTIC:.2f}")
+    return f"semantic {float(vectors[0] @ vectors[1]):.2f}, {note}"
 
 
 def print_report(report: Report, embedder: Embedder | None) -> None:
@@ -264,20 +269,28 @@ def result_line(report: Report) -> dict[str, object]:
     }
 
 
-async def run(embedder_name: str) -> None:
+async def run(embedder_name: str, household: bool) -> None:
     embedder = make_embedder(embedder_name)
     with tempfile.TemporaryDirectory() as folder:
         report = await run_probes(embedder, Path(folder))
     print_report(report, embedder)
     print(json.dumps(result_line(report)))
+    if household:  # the household benchmark, per category, beside BM25 in the same run
+        print()
+        line = await household_memory.run(argparse.Namespace(
+            data=str(household_memory.DATA), embedder=embedder_name, baseline="bm25",
+            bm25_corpus="lines", limit=10, misses=False))
+        print(json.dumps(line))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "none"])
+    parser.add_argument("--no-household", action="store_true",
+                        help="the probes only, without the household benchmark")
     args = parser.parse_args()
-    asyncio.run(run(args.embedder))
+    asyncio.run(run(args.embedder, household=not args.no_household))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,11 @@ from memory import (
     Activity,
     Assertion,
     Memory,
+    Person,
     Provenance,
+    Role,
+    dm_chat,
+    group_chat,
     make_embedder,
     private_scope,
 )
@@ -79,15 +83,32 @@ async def seed(memory: Memory, scopes: list[str], rng: random.Random, count: int
         await memory.beliefs.assert_all(items)
 
 
+async def seed_lines(path: Path, people: list[Person], rng: random.Random, count: int,
+                     seen: set[str]) -> None:
+    """Members' lines, each in its speaker's DM or the group, through a handle without an
+    embedder (another process); the measured handle embeds them when it syncs."""
+    writer = await Memory.open(path)
+    try:
+        for text in propositions(rng, count, seen):
+            person = rng.choice(people)
+            group = rng.random() < 0.3
+            await writer.transcript.append(
+                chat_id=group_chat() if group else dm_chat(person), speaker_id=person.person_id,
+                role=Role.USER, scope=SHARED if group else private_scope(person.person_id),
+                text=f"I heard that {text[0].lower()}{text[1:]}")
+    finally:
+        await writer.close()
+
+
 async def measure(memory: Memory, readers: list[AccessContext], rng: random.Random,
                   queries: int) -> list[float]:
     timings: list[float] = []
     for _ in range(5):  # warm-up
-        await memory.recall.search(rng.choice(readers), rng.choice(QUERIES))
+        await memory.recall.recollect(rng.choice(readers), rng.choice(QUERIES))
     for _ in range(queries):
         ctx, query = rng.choice(readers), rng.choice(QUERIES)
         start = time.perf_counter()
-        await memory.recall.search(ctx, query)
+        await memory.recall.recollect(ctx, query)
         timings.append((time.perf_counter() - start) * 1000)
     return timings
 
@@ -113,12 +134,15 @@ async def run(sizes: list[int], queries: int, embedder_name: str) -> list[dict[s
             for size in sorted(sizes):
                 t0 = time.perf_counter()
                 await seed(memory, scopes, rng, size - have, seen)
+                await seed_lines(Path(folder) / "bench.db", people, rng, size - have, seen)
+                await memory.vectors.sync()
                 have = size
                 seeded_s = time.perf_counter() - t0
                 timings = await measure(memory, readers, rng, queries)
                 results.append({
                     "bench": "recall",
                     "beliefs": size,
+                    "lines": size,
                     "p50_ms": round(percentile(timings, 0.50), 2),
                     "p95_ms": round(percentile(timings, 0.95), 2),
                     "rss_mb": round(rss_mb(), 1),
@@ -126,7 +150,8 @@ async def run(sizes: list[int], queries: int, embedder_name: str) -> list[dict[s
                     "embedder": embedder_name,
                     "seed_s": round(seeded_s, 1),
                 })
-                print(f"  seeded {size} beliefs ({seeded_s:.1f}s), measured {queries} recalls",
+                print(f"  seeded {size} beliefs and {size} lines ({seeded_s:.1f}s),"
+                      f" measured {queries} recalls",
                       file=sys.stderr)
         finally:
             await memory.close()

@@ -40,6 +40,7 @@ from memory import (
     HearthError,
     Memory,
     Person,
+    Quoted,
     hold_database,
     make_embedder,
     private_scope,
@@ -294,10 +295,16 @@ async def _recall(memory: Memory, args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     if not query.strip():
         raise Failure("say what to recall: the query is empty")
-    found = await memory.recall.search(ctx, query, limit=args.limit)
+    found = await memory.recall.recollect(ctx, query, limit=args.limit)
     if not found:
         _print("nothing recalled")
+    names = {p.person_id: p.name for p in await memory.people.list()}
     for item in found:
+        if isinstance(item, Quoted):  # a member's own words, as said
+            t = item.turn
+            _print(f"{t.ref}\t-\t{_scope_label(t.scope)}\t{t.sensitivity}\t"
+                   f'"{t.text}" ({names.get(t.speaker_id or "", "a member")}, {t.at[:10]})')
+            continue
         b = item.belief
         _print(
             f"{b.ref}\t{b.confidence:.2f}\t{_scope_label(b.scope)}\t"

@@ -338,12 +338,6 @@ class ReminderBook:
             )
         return [_reminder(r) for r in rows]
 
-    async def get(self, reminder_id: int) -> Reminder | None:
-        async with self._store.transaction() as tx:
-            row = await tx.fetchone(f"SELECT {_COLUMNS} FROM reminders WHERE reminder_id = ?",
-                                    (reminder_id,))
-        return None if row is None else _reminder(row)
-
     async def mine(self, ctx: AccessContext) -> list[Listed]:
         """A member's own reminders with their words: the scheduled ones, soonest first, then
         one-offs fired lately (which may be asked for once more). A member looking at their

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -335,6 +334,3 @@ def _trimmed(answer: str) -> str:
     end = max(cut.rfind(". "), cut.rfind("! "), cut.rfind("? "))
     return cut[: end + 1] if end > 0 else cut.rstrip() + "…"
 
-
-def ids_in(sent: Sequence[Sent]) -> list[int]:
-    return [s.reminder_id for s in sent]

@@ -153,11 +153,11 @@ class Desk:
         """Her answer when the message asks for reminders (or answers her question about
         when); None when it is an ordinary message for the conversation."""
         requests = requested(text)
-        zone_name = await self.zone(memory, speaker.person_id)
-        zone = zone_of(zone_name)
         if not requests:
             return await self._answer(memory, speaker, chat_id=chat_id, group=group, text=text,
-                                      now=now, zone_name=zone_name)
+                                      now=now)
+        zone_name = await self.zone(memory, speaker.person_id)
+        zone = zone_of(zone_name)
         lines: list[str] = []
         asked = False
         for request in requests:
@@ -223,11 +223,12 @@ class Desk:
                                     now=now.astimezone(zone), recurrence=reminder.recurrence)
 
     async def _answer(self, memory: Memory, speaker: Person, *, chat_id: str, group: bool,
-                      text: str, now: datetime, zone_name: str) -> Taken | None:
+                      text: str, now: datetime) -> Taken | None:
         """The message may answer her question about when; otherwise the question lapses."""
         pending = await memory.reminders.pending_question(speaker.person_id, chat_id)
         if pending is None:
             return None
+        zone_name = await self.zone(memory, speaker.person_id)
         found = split_when(text)
         spare = _FILLER.sub(" ", found.what).strip(" ,.!?").split()
         when = None

@@ -418,6 +418,6 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0004_inbox_and_outbox", _INBOX_AND_OUTBOX),
     ("0005_keyed_ledger", _KEYED_LEDGER),
     ("0006_evidence_rehomed", _EVIDENCE_REHOMED),
-    ("0009_stemmed_recall", _STEMMED_RECALL),
     ("0008_reminders", _REMINDERS),
+    ("0009_stemmed_recall", _STEMMED_RECALL),
 )

@@ -2,9 +2,9 @@
 
 Owns: parsing arguments, opening memory with the configured database and embedder, and printing
 results; `hearth run` opens memory, the soul and the model, hands them to the Telegram face
-(`bot.app`) and closes them when it stops; `hearth init` writes the `.env`. Must not: hold SQL
-or policy; every read goes through `memory.Memory`. Bad input gets one clear line on stderr and
-a non-zero exit, never a traceback.
+(`bot.app`) and closes them when it stops; `hearth init` (`bot.init`) writes the `.env`. Must
+not: hold SQL or policy; every read goes through `memory.Memory`. Bad input gets one clear line
+on stderr and a non-zero exit, never a traceback.
 """
 
 from __future__ import annotations
@@ -15,14 +15,12 @@ import contextlib
 import json
 import logging
 import os
-import re
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
-from urllib.parse import urlsplit
 
 from bot import actions, texts
 from bot.settings import ConfigError, Settings, load_settings
@@ -156,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
     init = command("init", "ask for the token, the owner's Telegram id and the model; write .env")
     init.add_argument("--force", action="store_true", help="replace an existing .env")
     init.add_argument("--no-check", action="store_true",
-                      help="do not check the token with Telegram")
+                      help="do not check the token with Telegram, nor the model server")
 
     chat = command("chat", "talk to her as NAME in a private chat (or in the household group)")
     chat.add_argument("--as", dest="as_name", required=True, metavar="NAME")
@@ -792,76 +790,12 @@ async def _serve_app(config: BotConfig, memory: Memory, soul: Soul, gateway: Gat
 
 # --- hearth init -------------------------------------------------------------------------------
 
-_TOKEN_SHAPE = re.compile(r"\d{3,}:[A-Za-z0-9_-]{20,}")
-
-
-def _ask(prompt: str) -> str:
-    try:
-        return input(prompt).strip()
-    except EOFError:
-        raise Failure("no answer given; `hearth init` asks three questions") from None
-
-
-def _endpoint(value: str) -> str:
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise Failure(f"{value!r} is not an http(s) URL, like http://127.0.0.1:11434/v1")
-    return value
-
-
-async def _token_owner(token: str, base_url: str | None) -> str:
-    """The bot's @username, from getMe; raises when the token or Telegram fails."""
-    from telegram import Bot  # noqa: PLC0415 -- only init checks a token
-
-    bot = Bot(token)
-    if base_url:
-        from bot.app import BotConfig  # noqa: PLC0415
-
-        config = BotConfig(token=token, owner_telegram_id=0, base_url=base_url)
-        bot = Bot(token, base_url=base_url.rstrip("/"), base_file_url=config.base_file_url or "")
-    async with bot:
-        return str(bot.username)
-
 
 def _init(args: argparse.Namespace) -> int:
-    """Ask, check the shape of each answer, optionally ask Telegram, write .env (mode 0600)."""
-    env = Path(".env")
-    if env.exists() and not args.force:
-        raise Failure(".env already exists here; `hearth init --force` replaces it")
-    token = _ask("Telegram bot token (from @BotFather): ")
-    if not _TOKEN_SHAPE.fullmatch(token):
-        raise Failure("that does not look like a bot token (digits, a colon, then letters); "
-                      "@BotFather shows it")
-    owner = _ask("The owner's Telegram user id (a number; @userinfobot tells you yours): ")
-    if not owner.isdigit() or int(owner) <= 0:
-        raise Failure(f"{owner!r} is not a Telegram user id: it is a positive whole number")
-    endpoint = _ask("Model endpoint, OpenAI-compatible (leave blank for the bundled model): ")
-    if endpoint:
-        endpoint = _endpoint(endpoint)
-    if not args.no_check:
-        try:
-            base_url = load_settings().telegram_base_url
-        except ConfigError:
-            base_url = None
-        try:
-            username = asyncio.run(_token_owner(token, base_url))
-        except Exception as exc:  # noqa: BLE001 -- any failure is a warning: .env is still written
-            sys.stderr.write(f"hearth: warning: could not check the token with Telegram "
-                             f"({type(exc).__name__}); writing it anyway\n")
-        else:
-            _print(f"the token belongs to @{username}")
-    lines = ["# written by `hearth init`", f"TELEGRAM_BOT_TOKEN={token}",
-             f"HEARTH_OWNER_TELEGRAM_ID={int(owner)}"]
-    if endpoint:
-        lines.append(f"OPENAI_BASE_URL={endpoint}")
-    if args.db is not None:
-        lines.append(f"HEARTH_DB={args.db}")
-    descriptor = os.open(env, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-        os.fchmod(out.fileno(), 0o600)  # an existing file keeps its mode through O_TRUNC
-        out.write("\n".join(lines) + "\n")
-    _print("wrote .env (readable by you only); start her with `hearth run`")
-    return EXIT_OK
+    """Ask, check each answer once, ask again until it is usable, write .env (bot.init)."""
+    from bot.init import run_init  # noqa: PLC0415 -- only init asks questions
+
+    return run_init(force=args.force, check=not args.no_check, db=args.db)
 
 
 def _model_config(settings: Settings) -> ModelConfig | None:

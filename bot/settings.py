@@ -21,6 +21,11 @@ class ConfigError(HearthError):
     """The configuration cannot be used as it is."""
 
 
+# Where `hearth init` looks for a local Ollama (its own API; its OpenAI-compatible one is
+# under /v1). Only init's probe reads it: the model is configured by OPENAI_BASE_URL.
+DEFAULT_OLLAMA_URL = "http://localhost:11434"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_file=".env",
@@ -66,6 +71,9 @@ class Settings(BaseSettings):
         default="minilm", validation_alias=AliasChoices("HEARTH_EMBEDDER")
     )
     timezone: str | None = Field(default=None, validation_alias=AliasChoices("HEARTH_TIMEZONE"))
+    ollama_url: str = Field(
+        default=DEFAULT_OLLAMA_URL, validation_alias=AliasChoices("HEARTH_OLLAMA_URL")
+    )
 
     @field_validator("timezone", mode="before")
     @classmethod
@@ -102,6 +110,13 @@ class Settings(BaseSettings):
             raise ValueError("a cron schedule has five fields, like '0 3 * * *'")
         return value
 
+    @field_validator("ollama_url", mode="before")
+    @classmethod
+    def _ollama_address(cls, value: object) -> object:
+        if not isinstance(value, str) or not value.strip():
+            return DEFAULT_OLLAMA_URL
+        return value.strip().rstrip("/")
+
 
 _ENV_NAMES = {
     "telegram_bot_token": "TELEGRAM_BOT_TOKEN",
@@ -118,6 +133,7 @@ _ENV_NAMES = {
     "soul_dir": "HEARTH_SOUL_DIR",
     "embedder": "HEARTH_EMBEDDER",
     "timezone": "HEARTH_TIMEZONE",
+    "ollama_url": "HEARTH_OLLAMA_URL",
 }
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import pwd
 import shutil
+import socket
 import sqlite3
 import stat
 import subprocess
@@ -358,11 +359,21 @@ def _answers(monkeypatch: pytest.MonkeyPatch, *replies: str) -> None:
     monkeypatch.setattr("builtins.input", answer)
 
 
+@pytest.fixture
+def newcomer(bare: Shell, monkeypatch: pytest.MonkeyPatch) -> Shell:
+    """`hearth init` on a machine where no Ollama answers (whatever the developer runs)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    monkeypatch.setenv("HEARTH_OLLAMA_URL", f"http://127.0.0.1:{closed}")
+    return bare
+
+
 def test_init_asks_checks_and_writes_an_env_file_only_its_owner_can_read(
-    bare: Shell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    newcomer: Shell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    _answers(monkeypatch, BOT_TOKEN, "1001", "http://127.0.0.1:11434/v1")
-    code, out, err = bare("init", "--no-check")
+    _answers(monkeypatch, BOT_TOKEN, "1001", "3", "http://127.0.0.1:11434/v1", "", "")
+    code, out, err = newcomer("init", "--no-check")
     assert code == 0, err
     env = tmp_path / ".env"
     assert env.stat().st_mode & 0o777 == 0o600
@@ -370,58 +381,91 @@ def test_init_asks_checks_and_writes_an_env_file_only_its_owner_can_read(
     assert f"TELEGRAM_BOT_TOKEN={BOT_TOKEN}" in lines
     assert "HEARTH_OWNER_TELEGRAM_ID=1001" in lines
     assert "OPENAI_BASE_URL=http://127.0.0.1:11434/v1" in lines
-    assert f"HEARTH_DB={bare.db}" in lines
-    assert "hearth run" in out
+    assert not any(line.startswith(("OPENAI_API_KEY", "HEARTH_MODEL")) for line in lines)
+    assert f"HEARTH_DB={newcomer.db}" in lines
+    assert "hearth run" in out and "hearth chat --as NAME" in out
 
-    _answers(monkeypatch, BOT_TOKEN, "1001", "")
-    code, _, err = bare("init", "--no-check")
-    assert code == 1 and "--force" in err
+    code, _, err = newcomer("init", "--no-check")
+    assert code == 1 and "--force" in err and "hearth chat --as NAME" in err
+    _one_line(err)
     env.chmod(0o644)
-    _answers(monkeypatch, BOT_TOKEN, "2002", "")
-    assert bare("init", "--no-check", "--force")[0] == 0
+    _answers(monkeypatch, BOT_TOKEN, "2002", "1")
+    assert newcomer("init", "--no-check", "--force")[0] == 0
     assert "HEARTH_OWNER_TELEGRAM_ID=2002" in env.read_text()
     assert "OPENAI_BASE_URL" not in env.read_text()
     assert env.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".env"]  # no temporary file left
 
 
 @pytest.mark.parametrize(
-    ("replies", "needle"),
+    ("wrong", "needle"),
     [
-        (("not a token", "1001", ""), "does not look like a bot token"),
-        ((BOT_TOKEN, "@olivia", ""), "not a Telegram user id"),
-        ((BOT_TOKEN, "1001", "ftp://example.org"), "not an http(s) URL"),
-        ((BOT_TOKEN,), "no answer given"),
+        (("not a token",), "does not look like a bot token"),
+        ((BOT_TOKEN, "@olivia"), "not a Telegram user id"),
+        ((BOT_TOKEN, "1001", "4"), "answer 1, 2 or 3"),
+        ((BOT_TOKEN, "1001", "2"), "no Ollama answers at"),
+        ((BOT_TOKEN, "1001", "3", "ftp://example.org"), "not an http(s) address"),
     ],
 )
-def test_init_refuses_answers_of_the_wrong_shape_and_writes_nothing(
-    bare: Shell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-    replies: tuple[str, ...], needle: str,
+def test_init_says_what_is_wrong_with_an_answer_and_asks_it_again(
+    newcomer: Shell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    wrong: tuple[str, ...], needle: str,
 ) -> None:
-    _answers(monkeypatch, *replies)
-    code, _, err = bare("init", "--no-check")
-    assert code == 1 and needle in err and err.strip().count("\n") == 0
-    assert not (tmp_path / ".env").exists()
+    good = (BOT_TOKEN, "1001", "3", "http://127.0.0.1:8080/v1", "", "local-model")
+    # The wrong answer, then the good one to the same question, then the rest.
+    _answers(monkeypatch, *wrong, *good[len(wrong) - 1:])
+    code, out, err = newcomer("init", "--no-check")
+    assert code == 0, err
+    said = [line for line in out.splitlines() if needle in line]
+    assert len(said) == 1 and said[0].startswith("  ")  # said once, under its question
+    assert "HEARTH_MODEL=local-model" in (tmp_path / ".env").read_text()
+    assert BOT_TOKEN not in out + err
+
+
+def test_init_left_before_its_last_answer_writes_nothing(
+    newcomer: Shell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _answers(monkeypatch, BOT_TOKEN, "1001")
+    code, _, err = newcomer("init", "--no-check")
+    assert code == 1 and "nothing was written" in err
+    _one_line(err)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_init_keeps_an_address_it_cannot_reach_when_it_is_given_twice(
+    newcomer: Shell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    offline = os.environ["HEARTH_OLLAMA_URL"] + "/v1"  # nothing answers there
+    _answers(monkeypatch, BOT_TOKEN, "1001", "3", offline, offline, "sk-later", "gpt-4o-mini")
+    monkeypatch.setattr("bot.init._token_owner", _offline_owner)
+    code, out, _ = newcomer("init")
+    assert code == 0
+    assert "cannot reach" in out and "keeping it unchecked" in out
+    written = (tmp_path / ".env").read_text()
+    assert f"OPENAI_BASE_URL={offline}" in written and "HEARTH_MODEL=gpt-4o-mini" in written
+    assert "OPENAI_API_KEY=sk-later" in written and "sk-later" not in out
+
+
+async def _offline_owner(token: str, base_url: str | None) -> str:
+    raise OSError("no network")
 
 
 def test_init_checks_the_token_with_telegram_and_only_warns_when_it_cannot(
-    bare: Shell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    newcomer: Shell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     async def owner_of(token: str, base_url: str | None) -> str:
         return "hearth_home_bot"
 
-    monkeypatch.setattr("bot.cli._token_owner", owner_of)
-    _answers(monkeypatch, BOT_TOKEN, "1001", "")
-    code, out, _ = bare("init")
+    monkeypatch.setattr("bot.init._token_owner", owner_of)
+    _answers(monkeypatch, BOT_TOKEN, "1001", "1")
+    code, out, _ = newcomer("init")
     assert code == 0 and "the token belongs to @hearth_home_bot" in out
 
-    async def offline(token: str, base_url: str | None) -> str:
-        raise OSError("no network")
-
-    monkeypatch.setattr("bot.cli._token_owner", offline)
-    _answers(monkeypatch, BOT_TOKEN, "1001", "")
-    code, _, err = bare("init", "--force")
-    assert code == 0 and "warning: could not check the token" in err
-    assert BOT_TOKEN not in err
+    monkeypatch.setattr("bot.init._token_owner", _offline_owner)
+    _answers(monkeypatch, BOT_TOKEN, "1001", "1")
+    code, out, err = newcomer("init", "--force")
+    assert code == 0 and "could not check the token with Telegram (OSError)" in out
+    assert BOT_TOKEN not in out + err
     assert (tmp_path / ".env").exists()
 
 

@@ -843,7 +843,11 @@ async def _doctor_soul_and_model(
 
 
 async def _doctor(settings: Settings, db: Path) -> int:
-    """One line per check: ok, note (not needed yet), or FAIL; exit 1 if anything failed."""
+    """One line per check: ok, note (not needed yet), or FAIL; exit 1 if anything failed. With
+    a token configured, one line says how to talk in this terminal again; the last line says
+    what to do next."""
+    from bot.init import chat_hint  # noqa: PLC0415
+
     failed = False
 
     def report(state: str, line: str) -> None:
@@ -852,31 +856,13 @@ async def _doctor(settings: Settings, db: Path) -> int:
         _print(f"{state:<4}  {line}")
 
     report("ok", "configuration: readable")
-    for name, value in (("TELEGRAM_BOT_TOKEN", settings.telegram_bot_token),
-                        ("HEARTH_OWNER_TELEGRAM_ID", settings.owner_telegram_id)):
-        if value is None:
-            report("note", f"{name}: not set (needed by `hearth run`)")
-        else:
-            report("ok", f"{name}: set")
-    if not db.exists():  # noqa: ASYNC240 -- one stat
-        report("note", f"database: none yet at {db} (`hearth people add NAME --owner` makes it)")
-    else:
-        try:
-            memory = await Memory.open(db)
-        except HearthError as exc:
-            report("FAIL", f"database: {exc}")
-        else:
-            try:
-                stats = await memory.stats()
-                checked, broken = await memory.ledger.verify()
-            finally:
-                await memory.close()
-            report("ok", f"database {db}: {stats['people']} member(s), {stats['beliefs']} "
-                         f"belief(s), {stats['turns']} line(s)")
-            if broken is None:
-                report("ok", f"ledger: {checked} receipt(s) intact")
-            else:
-                report("FAIL", f"ledger: broken at receipt #{broken[0]}: {broken[1]}")
+    token = settings.telegram_bot_token
+    has_token = token is not None and bool(token.get_secret_value().strip())
+    for name, is_set in (("TELEGRAM_BOT_TOKEN", has_token),
+                         ("HEARTH_OWNER_TELEGRAM_ID", settings.owner_telegram_id is not None)):
+        report("ok" if is_set else "note",
+               f"{name}: set" if is_set else f"{name}: not set (needed by `hearth run`)")
+    member = await _doctor_database(db, report)
     await _doctor_soul_and_model(settings, report)
     try:
         embedder = await asyncio.to_thread(make_embedder, settings.embedder)
@@ -888,7 +874,44 @@ async def _doctor(settings: Settings, db: Path) -> int:
                    f"embedder {embedder.name}: loaded offline, {embedder.dim} dimensions")
     except Exception as exc:  # noqa: BLE001 -- any failure to load is one FAIL line
         report("FAIL", f"embedder: {type(exc).__name__}: {exc}")
+    if has_token:
+        _print(chat_hint(member))
+    if failed:
+        _print("next: put right what the FAIL line(s) above say, then `hearth doctor` again")
+    elif not has_token or settings.owner_telegram_id is None:
+        _print("next: `hearth init` asks for the bot token and your Telegram id (until then "
+               "`make run` talks with her in this terminal)")
+    else:
+        _print("next: `make run` starts her on Telegram (or `hearth run`)")
     return EXIT_FAIL if failed else EXIT_OK
+
+
+async def _doctor_database(db: Path, report: Callable[[str, str], None]) -> str | None:
+    """The database's and the ledger's lines; the name to chat as (the owner, else the first
+    member), when there is one."""
+    if not db.exists():  # noqa: ASYNC240 -- one stat
+        report("note", f"database: none yet at {db} (`hearth people add NAME --owner` makes it)")
+        return None
+    try:
+        memory = await Memory.open(db)
+    except HearthError as exc:
+        report("FAIL", f"database: {exc}")
+        return None
+    try:
+        stats = await memory.stats()
+        checked, broken = await memory.ledger.verify()
+        people = await memory.people.list()
+    finally:
+        await memory.close()
+    report("ok", f"database {db}: {stats['people']} member(s), {stats['beliefs']} "
+                 f"belief(s), {stats['turns']} line(s)")
+    if broken is None:
+        report("ok", f"ledger: {checked} receipt(s) intact")
+    else:
+        report("FAIL", f"ledger: broken at receipt #{broken[0]}: {broken[1]}")
+    owners = [p for p in people if p.is_owner]
+    chosen = (owners or people)[:1]
+    return chosen[0].name if chosen else None
 
 
 _COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], Awaitable[int]]] = {

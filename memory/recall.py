@@ -41,8 +41,8 @@ from memory.transcript import turn_from_row
 from memory.vectors import Similar, VectorBook
 
 # --- the weights: the one place they live ---------------------------------------------------
-CANDIDATES = 40  # per tier, from each list
-TERM_CAP = 2000  # ids fetched per query word (its newest, when more match: a word that common
+CANDIDATES = 24  # per tier, from each list (bench.household_memory: 40 ranked no better)
+TERM_CAP = 500  # ids fetched per query word (its newest, when more match: a word that common
 # weighs almost nothing in BM25)
 BM25_K1 = 1.2
 BM25_B = 0.75

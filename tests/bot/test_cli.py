@@ -268,12 +268,36 @@ def test_a_backup_into_a_folder_that_does_not_exist_says_so_in_one_line(
     assert not (tmp_path / "nowhere").exists()
 
 
-def test_doctor_on_a_fresh_machine_notes_what_is_missing_and_succeeds(hearth: Shell) -> None:
+def test_doctor_on_a_fresh_machine_notes_what_is_missing_and_succeeds(
+    hearth: Shell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
     code, out, _ = hearth("doctor")
     assert code == 0
     assert "note  TELEGRAM_BOT_TOKEN: not set" in out
     assert "note  database: none yet" in out
     assert "ok    embedder: none (keyword-only recall)" in out
+    assert out.splitlines()[-1].startswith("next: `hearth init` asks for the bot token")
+    assert "hearth chat" not in out  # `make run` talks in this terminal anyway
+
+
+def test_once_a_token_is_configured_doctor_says_how_to_talk_in_the_terminal_again(
+    household: Shell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in ("TELEGRAM_BOT_TOKEN", "HEARTH_OWNER_TELEGRAM_ID", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / ".env").write_text(f"TELEGRAM_BOT_TOKEN={BOT_TOKEN}\n"
+                                   "HEARTH_OWNER_TELEGRAM_ID=1001\n")
+    code, out, _ = household("doctor")
+    assert code == 0, out
+    *_, hint, next_step = out.splitlines()
+    assert hint == ("to talk with her in this terminal instead: `hearth chat --as Olivia`, "
+                    "or `TELEGRAM_BOT_TOKEN= make run`")
+    assert next_step == "next: `make run` starts her on Telegram (or `hearth run`)"
+    assert BOT_TOKEN not in out
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "")  # how `make run` is sent back to the terminal
+    code, out, _ = household("doctor")
+    assert "note  TELEGRAM_BOT_TOKEN: not set" in out and "hearth chat" not in out
 
 
 def test_doctor_fails_on_a_broken_ledger(household: Shell) -> None:
@@ -285,6 +309,8 @@ def test_doctor_fails_on_a_broken_ledger(household: Shell) -> None:
     conn.close()
     code, out, _ = household("doctor")
     assert code == 1 and "FAIL  ledger: broken at receipt #1" in out
+    assert out.splitlines()[-1] == ("next: put right what the FAIL line(s) above say, then "
+                                    "`hearth doctor` again")
 
 
 # --- hearth run and hearth init ----------------------------------------------------------------

@@ -267,6 +267,14 @@ async def test_init_finds_ollama_on_this_machine_and_offers_its_models_by_number
             "token": BOT_TOKEN, "owner": "1001", "base_url": f"{ollama.url}/v1", "key": "",
             "model": "qwen2.5:7b",
         }
+        doctor = pexpect.run(
+            f"{sys.executable} -m bot.cli doctor", cwd=str(tmp_path), encoding="utf-8",
+            env={**_own_environment(), "HEARTH_EMBEDDER": "none"}, timeout=60)
+    assert f"ok    model qwen2.5:7b at {ollama.url}/v1" in doctor
+    lines = doctor.strip().splitlines()
+    assert lines[-2].startswith("to talk with her in this terminal instead: `hearth chat")
+    assert lines[-1] == "next: `make run` starts her on Telegram (or `hearth run`)"
+    assert BOT_TOKEN not in doctor
 
 
 async def test_a_key_the_server_refuses_is_asked_for_again_without_being_shown(

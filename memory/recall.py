@@ -257,6 +257,7 @@ async def _lines(read: Read, ids: list[int], when: str,
         _Candidate(key=("turns", int(r["turn_id"])), text=str(r["text"]), scope=str(r["scope"]),
                    at=str(r["at"]), row=r, semantic=nearest.get(int(r["turn_id"])))
         for r in allowed
+        if not str(r["text"]).rstrip().endswith("?")  # a question is not evidence of anything
     ]
 
 
@@ -324,8 +325,6 @@ def _related(c: _Candidate, spread: tuple[float, float] | None) -> bool:
 def _sure(c: _Candidate, query: str, spread: tuple[float, float] | None, gap: float) -> bool:
     """Whether a candidate stands out enough to be told as a memory (`gap`: how far its
     similarity leads the best other candidate's)."""
-    if c.belief is None and c.text.rstrip().endswith("?"):
-        return False  # a member's question is not evidence of anything
     if not answers_who(query, c.text):
         return False
     if spread is None:  # no embedder: the words alone decide

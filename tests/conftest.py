@@ -5,9 +5,15 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from memory import MiniLMEmbedder
 from tests.helpers import Household, make_household
+
+# Property tests judge what the code answers, never how fast: a busy two-core machine (CI with
+# other work beside it) took one example past hypothesis's 200 ms deadline and failed the suite.
+settings.register_profile("hearth", deadline=None)
+settings.load_profile("hearth")
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -129,6 +129,9 @@ class Prompt:
     tokens: dict[str, int]
     belief_ids: tuple[int, ...]
     dropped: tuple[str, ...] = field(default=())
+    # Where her reply ends, when the soul's sampling asks (`stop_at_new_speaker`): a new line
+    # opening the way this prompt labels a turn.
+    stop: tuple[str, ...] = field(default=())
 
     @property
     def text(self) -> str:
@@ -432,7 +435,19 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
         tokens=tokens,
         belief_ids=tuple(i for i in surfaces["memories"].ids if i is not None),
         dropped=tuple(dropped),
+        stop=_speaker_stops(soul, state),
     )
+
+
+def _speaker_stops(soul: Soul, state: Gathered) -> tuple[str, ...]:
+    """A new line opening as a turn is labelled here (her name and the members', as the
+    examples and the group's lines write them): a small model that gets there has begun to
+    write the conversation's next turns itself."""
+    if not soul.manifest.sampling.stop_at_new_speaker:
+        return ()
+    names = (soul.manifest.name, state.intent.speaker.name, *state.present)
+    labels = (TEMPLATES["group_line"].format(name=n, text="").rstrip() for n in names)
+    return tuple(dict.fromkeys(f"\n{label}" for label in labels))
 
 
 def _turn_messages(state: Gathered) -> list[tuple[dict[str, str], int]]:

@@ -1,6 +1,7 @@
 """The SOUL folder: read it, check it, and hand back one frozen `Soul`.
 
-Owns: the manifest (`soul.yaml`), the constitution pin, the shape of every SOUL file (required
+Owns: the manifest (`soul.yaml`) and its profiles (the budgets and sampling a small model gets
+instead of the full ones), the constitution pin, the shape of every SOUL file (required
 `## ` sections, the temperament block, lorebook entries, examples, return greetings, the
 bootstrap's cold open and journey) and `lore_hits`, the one rule for which lorebook entries a
 message wakes.
@@ -46,6 +47,12 @@ DROPPABLE: Final = frozenset({"examples", "memories", "lore"})
 NEVER_DROPPED: Final = frozenset({"constitution", "persona", "partner", "honesty"})
 
 _PIN_SHOWN = 12  # hex digits of a hash quoted in an error: enough to compare by eye
+
+# "full" is the manifest's top level (budgets, window, reply_reserve, sampling); any other
+# profile is declared under `profiles:` and says only what it changes.
+FULL: Final = "full"
+SMALL: Final = "small"
+PROFILES: Final = (FULL, SMALL)
 
 
 class SoulError(HearthError):
@@ -114,12 +121,44 @@ def _headings(value: object) -> tuple[str, ...]:
     return tuple(item.strip() for item in value)
 
 
+def _optional(check: Callable[[object], Any]) -> Callable[[object], Any]:
+    def maybe(value: object) -> Any:
+        return None if value is None else check(value)
+
+    return maybe
+
+
+def _allowance(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError("must be a whole number, 0 or more (0 leaves the surface out)")
+    return value
+
+
+def _flag(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
+def _stops(value: object) -> tuple[str, ...]:
+    # Kept exactly as written: a stop's leading newline is what makes it a new line.
+    if not isinstance(value, list | tuple) or not all(
+        isinstance(item, str) and item.strip() for item in value
+    ):
+        raise ValueError('must be a list of texts, like ["\\nUser:"]')
+    return tuple(dict.fromkeys(value))
+
+
 PositiveInt = Annotated[int, BeforeValidator(_positive_int)]
+Allowance = Annotated[int, BeforeValidator(_allowance)]
 PositiveFloat = Annotated[float, BeforeValidator(_positive_number)]
 Fraction = Annotated[float, BeforeValidator(_number(0, 1))]
 Text = Annotated[str, BeforeValidator(_text)]
 FileName = Annotated[str, BeforeValidator(_file_name)]
 Headings = Annotated[tuple[str, ...], BeforeValidator(_headings)]
+Cap = Annotated[int | None, BeforeValidator(_optional(_positive_int))]
+Penalty = Annotated[float | None, BeforeValidator(_optional(_number(-2, 2)))]
+Multiplier = Annotated[float | None, BeforeValidator(_optional(_number(0, 2, open_low=True)))]
 
 
 class _Frozen(BaseModel):
@@ -135,15 +174,15 @@ class Budgets(_Frozen):
     constitution: PositiveInt
     persona: PositiveInt
     scenario: PositiveInt
-    examples: PositiveInt
-    lore: PositiveInt
+    examples: Allowance  # droppable surfaces may be left out of a profile altogether
+    lore: Allowance
     situation: PositiveInt
     partner: PositiveInt
     memories: PositiveInt
     summary: PositiveInt
     affect: PositiveInt
     goals: PositiveInt
-    recent_turns: PositiveInt
+    recent_turns: Allowance  # 0: each reply sees the message, not the conversation before it
 
 
 SURFACES: Final = tuple(Budgets.model_fields)
@@ -210,8 +249,49 @@ class SoulFiles(_Frozen):
         return self
 
 
+class Sampling(_Frozen):
+    """How a reply is sampled (the gateway's `reply`). The defaults are the full profile's,
+    what a large model needs and nothing more; a small model's profile adds what keeps it from
+    looping and rambling.
+
+    `max_tokens` caps one reply; `frequency_penalty` and `presence_penalty` are OpenAI's;
+    `repeat_penalty` is llama.cpp's own and is sent only when set; `stop` ends a reply at any of
+    these texts; `stop_at_new_speaker` also ends it at a new line opening the way the prompt
+    labels a turn (`\\nMaya:`, `\\nWren:`).
+    """
+
+    temperature: Annotated[float, BeforeValidator(_number(0, 2))] = 0.7
+    max_tokens: Cap = None
+    frequency_penalty: Penalty = None
+    presence_penalty: Penalty = None
+    repeat_penalty: Multiplier = None
+    stop: Annotated[tuple[str, ...], BeforeValidator(_stops)] = ()
+    stop_at_new_speaker: Annotated[bool, BeforeValidator(_flag)] = False
+
+
+class Profile(_Frozen):
+    """A profile under `profiles:`: the budgets it changes (the others are the top level's),
+    its window and reply reserve when they differ, and its whole sampling."""
+
+    window: Cap = None
+    reply_reserve: Cap = None
+    budgets: dict[str, Any] = {}  # validated as Budgets once merged (see Manifest.profiled)
+    sampling: Sampling = Sampling()
+
+    @field_validator("budgets", mode="before")
+    @classmethod
+    def _names_surfaces(cls, value: object) -> object:
+        if not isinstance(value, dict):
+            raise ValueError("must map surfaces to token budgets")
+        for surface in value:
+            if surface not in SURFACES:
+                raise ValueError(f"names {surface!r}, which is not a surface")
+        return value
+
+
 class Manifest(_Frozen):
-    """`soul.yaml`: the folder's table of contents, its constitution pin and its budgets."""
+    """`soul.yaml`: the folder's table of contents, its constitution pin, its budgets and
+    sampling (the full profile) and the profiles that differ from them."""
 
     name: Text
     version: PositiveInt
@@ -222,6 +302,39 @@ class Manifest(_Frozen):
     window: PositiveInt
     reply_reserve: PositiveInt
     overflow: Overflow
+    sampling: Sampling = Sampling()
+    profiles: dict[str, Profile] = {}
+
+    @field_validator("profiles", mode="before")
+    @classmethod
+    def _known_profiles(cls, value: object) -> object:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ValueError("must map profile names to profiles")
+        for name in value:
+            if name not in PROFILES or name == FULL:
+                raise ValueError(
+                    f"may declare only {SMALL!r} (the top level is {FULL!r}), not {name!r}"
+                )
+        return value
+
+    def profiled(self, name: str) -> Manifest:
+        """The manifest as the profile `name` composes: its budgets, window, reply reserve and
+        sampling in place of the top level's. A profile that is not declared is the full one."""
+        profile = self.profiles.get(name)
+        if profile is None:
+            return self
+        try:
+            budgets = Budgets.model_validate({**self.budgets.model_dump(), **profile.budgets})
+        except ValidationError as error:
+            raise ValueError(f"profiles.{name}.budgets.{_describe(error)}") from None
+        return self.model_copy(update={
+            "budgets": budgets,
+            "window": profile.window or self.window,
+            "reply_reserve": profile.reply_reserve or self.reply_reserve,
+            "sampling": profile.sampling,
+        })
 
     @field_validator("constitution_sha256", mode="before")
     @classmethod
@@ -236,6 +349,12 @@ class Manifest(_Frozen):
         for name in self.required_sections:
             if name not in listed:
                 raise ValueError(f"required_sections names {name}, which files does not list")
+        self._fits_its_window("")
+        for name in self.profiles:
+            self.profiled(name)._fits_its_window(f"profiles.{name}: ")
+        return self
+
+    def _fits_its_window(self, where: str) -> None:
         kept = sum(
             getattr(self.budgets, surface)
             for surface in self.overflow.never_drop
@@ -243,10 +362,15 @@ class Manifest(_Frozen):
         )
         if self.window <= self.reply_reserve + kept:
             raise ValueError(
-                f"window ({self.window}) must exceed reply_reserve ({self.reply_reserve}) plus "
-                f"the never-dropped budgets ({kept})"
+                f"{where}window ({self.window}) must exceed reply_reserve "
+                f"({self.reply_reserve}) plus the never-dropped budgets ({kept})"
             )
-        return self
+        cap = self.sampling.max_tokens
+        if cap is not None and cap > self.reply_reserve:
+            raise ValueError(
+                f"{where}sampling.max_tokens ({cap}) must fit in reply_reserve "
+                f"({self.reply_reserve})"
+            )
 
 
 # --- what the files hold --------------------------------------------------------------------
@@ -327,6 +451,9 @@ class Soul(_Frozen):
     cold_open: str
     journey: tuple[str, ...]
     sha256: str
+    # The profile `manifest` was resolved for: its budgets, window, reply reserve and sampling
+    # are that profile's (the top level's for "full").
+    profile: str = FULL
 
 
 # --- markdown ---------------------------------------------------------------------------------
@@ -434,16 +561,21 @@ def default_soul_dir() -> Path:
     return Path(__file__).resolve().parent / "default"
 
 
-def load_soul(root: Path | None = None) -> Soul:
-    """Load and validate the SOUL folder at `root` (the bundled one when None).
+def load_soul(root: Path | None = None, *, profile: str = FULL) -> Soul:
+    """Load and validate the SOUL folder at `root` (the bundled one when None), composed for
+    `profile`: "small" takes the manifest's `profiles.small` budgets and sampling, or the full
+    ones when the manifest declares none (`Soul.profile` says which it got).
 
     Raises SoulError, with one line naming the file and the problem, on a missing folder, file
     or section, a malformed manifest or block, or a constitution that does not match its pin.
     """
+    if profile not in PROFILES:
+        raise SoulError(f"soul: no profile {profile!r} (choose {' or '.join(PROFILES)})")
     folder = default_soul_dir() if root is None else Path(root)
     if not folder.is_dir():
         raise SoulError(f"soul: {folder} is not a folder")
-    manifest = _read_manifest(folder)
+    declared = _read_manifest(folder)
+    manifest = declared.profiled(profile)
     files = manifest.files
 
     # Every listed file must exist before any is judged, so the first complaint is the plainest.
@@ -494,6 +626,7 @@ def load_soul(root: Path | None = None) -> Soul:
             cold_open=cold_open,
             journey=journey,
             sha256=found,
+            profile=profile if profile in declared.profiles else FULL,
         )
     except ValidationError as error:  # pragma: no cover - every part was validated above
         raise SoulError(f"soul: {folder}: {_describe(error)}") from None

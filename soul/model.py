@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
@@ -58,6 +58,7 @@ from tenacity import (
 )
 
 from memory import HearthError
+from soul.files import Sampling
 
 __all__ = [
     "EmbeddedModel",
@@ -195,7 +196,9 @@ class Gateway:
     Takes ownership of `http_client` when given one (tests pass an `httpx.MockTransport` client):
     `aclose()` closes it. `sleep` waits between attempts (backoff and Retry-After) and
     `wall_clock` (seconds since the epoch) reads a Retry-After given as an HTTP date; tests
-    inject both. The deadline itself is the event loop's.
+    inject both. The deadline itself is the event loop's. `sampling` is the soul's profile for
+    this model (`Soul.manifest.sampling`): every `reply` is sampled by it; `extract` is not
+    (penalties on repeated tokens would break the JSON it asks for).
     """
 
     def __init__(
@@ -205,12 +208,14 @@ class Gateway:
         *,
         sleep: Sleep = asyncio.sleep,
         wall_clock: Callable[[], float] = time.time,
+        sampling: Sampling | None = None,
     ) -> None:
         if config.attempts < 1:
             raise ModelError("a model needs at least one attempt")
         if config.timeout_s <= 0:
             raise ModelError("a model timeout must be positive")
         self._config = config
+        self._sampling = sampling or Sampling()
         self._sleep = sleep
         self._wall_clock = wall_clock
         self._client = openai.AsyncOpenAI(
@@ -229,6 +234,10 @@ class Gateway:
     @property
     def config(self) -> ModelConfig:
         return self._config
+
+    @property
+    def sampling(self) -> Sampling:
+        return self._sampling
 
     @property
     def deadline_s(self) -> float:
@@ -250,22 +259,54 @@ class Gateway:
         messages: list[dict[str, str]],
         *,
         max_tokens: int = 400,
-        temperature: float = 0.7,
+        temperature: float | None = None,
         patient: bool = False,
+        stop: Sequence[str] = (),
     ) -> str:
         """The model's reply to `messages`, stripped. Raises ModelError when there is none.
 
         A member is waiting for a reply, so by default it gets one attempt's timeout (quick
         retries of fast failures fit inside it, a hanging server does not get three chances);
         `patient` work in the background (summaries) gets the whole retry deadline.
+
+        Sampled by the gateway's profile: its temperature unless the caller names one, at most
+        its `max_tokens`, its penalties, and its stops besides the caller's `stop` (the prompt's
+        speaker lines). A reply that a profile's cap cut off mid-sentence ends at its last
+        finished sentence, when it has one.
         """
         deadline = self.deadline_s if patient else self.reply_deadline_s
         with _as_model_error():
             completion = await self._create(
-                messages=_chat(messages), max_tokens=max_tokens, temperature=temperature,
-                deadline_s=deadline,
+                messages=_chat(messages), deadline_s=deadline,
+                **self._sampled(max_tokens, temperature, stop),
             )
-        return _text_of(completion)
+        text = _text_of(completion)
+        if self._sampling.max_tokens is not None and _was_cut_off(completion):
+            return _finished(text)
+        return text
+
+    def _sampled(
+        self, max_tokens: int, temperature: float | None, stop: Sequence[str]
+    ) -> dict[str, Any]:
+        """The request's sampling parameters. Only what the profile sets is sent, so the full
+        profile asks exactly what any OpenAI-compatible server understands."""
+        sampling = self._sampling
+        cap = sampling.max_tokens
+        params: dict[str, Any] = {
+            "max_tokens": max_tokens if cap is None else min(max_tokens, cap),
+            "temperature": sampling.temperature if temperature is None else temperature,
+        }
+        if sampling.frequency_penalty is not None:
+            params["frequency_penalty"] = sampling.frequency_penalty
+        if sampling.presence_penalty is not None:
+            params["presence_penalty"] = sampling.presence_penalty
+        stops = list(dict.fromkeys([*sampling.stop, *stop]))
+        if stops:
+            params["stop"] = stops
+        if sampling.repeat_penalty is not None:
+            # llama.cpp's own parameter: not in the openai client's signature.
+            params["extra_body"] = {"repeat_penalty": sampling.repeat_penalty}
+        return params
 
     async def extract(
         self,
@@ -518,6 +559,20 @@ def _text_of(completion: object) -> str:
             raise ModelError("the model declined to answer")
         raise ModelError("the model sent an empty reply")
     return content.strip()
+
+
+def _was_cut_off(completion: ChatCompletion) -> bool:
+    return getattr(completion.choices[0], "finish_reason", None) == "length"
+
+
+# The end of a sentence: its mark, then any closing quote or bracket, then a space or the end.
+_SENTENCE_END = re.compile("[.!?\u2026][\"'\u2019\u201d)\\]]*(?=\\s|$)")
+
+
+def _finished(text: str) -> str:
+    """`text` up to the end of its last finished sentence; all of it when none has ended."""
+    ends = [match.end() for match in _SENTENCE_END.finditer(text)]
+    return text[: ends[-1]] if ends else text
 
 
 def _unfenced(text: str) -> str:

@@ -11,6 +11,7 @@ batch and every summary is read by one scope's own lane, and each model call car
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol, TypeVar
@@ -59,6 +60,7 @@ class TickModel(Protocol):
         max_tokens: int = ...,
         temperature: float = ...,
         patient: bool = ...,
+        stop: Sequence[str] = ...,
     ) -> str: ...
 
     async def extract(self, messages: list[dict[str, str]], schema: type[T]) -> T: ...

@@ -13,6 +13,7 @@ Must not: read memory except through the facade (via the assembler), or echo a m
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -37,7 +38,8 @@ FALLBACK_REPLY = (
 
 class ReplyModel(Protocol):
     async def reply(
-        self, messages: list[dict[str, str]], *, max_tokens: int = ..., temperature: float = ...
+        self, messages: list[dict[str, str]], *, max_tokens: int = ..., temperature: float = ...,
+        stop: Sequence[str] = ...,
     ) -> str: ...
 
 
@@ -106,9 +108,12 @@ async def respond(
     prompt = await assemble(memory, soul, intent)
     fallback = False
     try:
-        answer = await model.reply(
-            list(prompt.messages), max_tokens=soul.manifest.reply_reserve
-        )
+        if prompt.stop:  # only a profile that asks for stops passes any
+            answer = await model.reply(list(prompt.messages),
+                                       max_tokens=soul.manifest.reply_reserve, stop=prompt.stop)
+        else:
+            answer = await model.reply(list(prompt.messages),
+                                       max_tokens=soul.manifest.reply_reserve)
     except HearthError as exc:
         # Errors go to the log, never into the chat; the member's line is already stored.
         log.warning("model failed for turn %s: %s", user_turn, exc)

@@ -474,11 +474,11 @@ async def _persona(memory: Memory, args: argparse.Namespace) -> int:
 async def _chat(settings: Settings, db: Path, args: argparse.Namespace) -> int:
     """A conversation through the real pipeline; piped stdin is one message per line."""
     from soul.files import load_soul  # noqa: PLC0415 -- the soul loads only for a conversation
-    soul = load_soul(settings.soul_dir)
+    soul = load_soul(settings.soul_dir, profile=settings.profile)
     memory = await _open(settings, db, embed=True)
     try:
         person = await _person(memory, args.as_name)
-        async with _model(settings) as gateway:
+        async with _model(settings, soul) as gateway:
             return await _converse(memory, soul, gateway, person, group=args.group,
                                    tick_seconds=settings.tick_seconds,
                                    household_zone=settings.household_zone)
@@ -679,9 +679,10 @@ async def _tick_every(memory: Memory, gateway: Gateway, soul: Soul, seconds: int
 
 
 @contextlib.asynccontextmanager
-async def _model(settings: Settings) -> AsyncIterator[Gateway]:
-    """The gateway to the configured endpoint, or to the embedded model started for it;
-    closed (and the embedded server stopped) on the way out, whatever happens."""
+async def _model(settings: Settings, soul: Soul) -> AsyncIterator[Gateway]:
+    """The gateway to the configured endpoint, or to the embedded model started for it,
+    sampling as the soul's profile says; closed (and the embedded server stopped) on the way
+    out, whatever happens."""
     from soul.model import EmbeddedModel, Gateway, with_model  # noqa: PLC0415
 
     embedded: EmbeddedModel | None = None
@@ -691,7 +692,7 @@ async def _model(settings: Settings) -> AsyncIterator[Gateway]:
         if config is None:
             embedded = EmbeddedModel()
             config = await embedded.start()
-        gateway = Gateway(await with_model(config))
+        gateway = Gateway(await with_model(config), sampling=soul.manifest.sampling)
         yield gateway
     finally:
         if gateway is not None:
@@ -706,10 +707,10 @@ async def _tick(settings: Settings, db: Path) -> int:
     from soul.files import load_soul  # noqa: PLC0415
     from soul.tick import run_tick  # noqa: PLC0415
 
-    soul = load_soul(settings.soul_dir)
+    soul = load_soul(settings.soul_dir, profile=settings.profile)
     memory = await _open(settings, db, embed=True)
     try:
-        async with _model(settings) as gateway:
+        async with _model(settings, soul) as gateway:
             report = await run_tick(memory, gateway, now=utc_now(),
                                     assistant=soul.manifest.name, drain=True)
     finally:
@@ -745,7 +746,7 @@ async def _serve(settings: Settings, db: Path) -> int:
 
     config = telegram_app.BotConfig.from_settings(settings)  # before anything heavy
     logging.getLogger("hearth").setLevel(logging.INFO)
-    soul = load_soul(settings.soul_dir)
+    soul = load_soul(settings.soul_dir, profile=settings.profile)
     with telegram_app.stop_on_signals() as stop:  # a signal during start-up stops cleanly too
         return await _serve_with(settings, db, config, soul, stop)
 
@@ -759,7 +760,7 @@ async def _serve_with(settings: Settings, db: Path, config: BotConfig, soul: Sou
                        "first, or give this one its own --db"):
         memory = await _open(settings, db, create=True, embed=True)
         try:
-            async with _model(settings) as gateway:
+            async with _model(settings, soul) as gateway:
                 return await _serve_app(config, memory, soul, gateway, stop=stop)
         finally:
             await memory.close()

@@ -58,6 +58,9 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY")
     )
     model: str | None = Field(default=None, validation_alias=AliasChoices("HEARTH_MODEL"))
+    model_profile: Literal["small", "full"] | None = Field(
+        default=None, validation_alias=AliasChoices("HEARTH_MODEL_PROFILE")
+    )
     tick_seconds: int = Field(
         default=300, ge=1, validation_alias=AliasChoices("HEARTH_TICK_SECONDS")
     )
@@ -89,6 +92,21 @@ class Settings(BaseSettings):
     def household_zone(self) -> str:
         """The household's time zone: HEARTH_TIMEZONE, else the machine's, else UTC."""
         return self.timezone or machine_zone()
+
+    @field_validator("model_profile", mode="before")
+    @classmethod
+    def _profile_word(cls, value: object) -> object:
+        if isinstance(value, str):
+            return value.strip().lower() or None
+        return value
+
+    @property
+    def profile(self) -> Literal["small", "full"]:
+        """The soul's profile for the model (budgets and sampling, in soul.yaml):
+        HEARTH_MODEL_PROFILE, else small for the bundled model and full for an endpoint."""
+        if self.model_profile is not None:
+            return self.model_profile
+        return "full" if self.openai_base_url else "small"
 
     @field_validator("embedder", mode="before")
     @classmethod
@@ -128,6 +146,7 @@ _ENV_NAMES = {
     "openai_base_url": "OPENAI_BASE_URL",
     "openai_api_key": "OPENAI_API_KEY",
     "model": "HEARTH_MODEL",
+    "model_profile": "HEARTH_MODEL_PROFILE",
     "tick_seconds": "HEARTH_TICK_SECONDS",
     "dream_cron": "HEARTH_DREAM_CRON",
     "soul_dir": "HEARTH_SOUL_DIR",

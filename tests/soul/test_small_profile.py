@@ -168,6 +168,44 @@ def test_only_a_small_profile_may_be_declared_and_only_small_or_full_asked_for(
         load_soul(profile="tiny")
 
 
+# --- which profile the model gets --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "profile"),
+    [
+        ({}, "small"),  # the bundled model
+        ({"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}, "full"),
+        ({"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1", "HEARTH_MODEL_PROFILE": "small"},
+         "small"),
+        ({"HEARTH_MODEL_PROFILE": " Full "}, "full"),
+        ({"HEARTH_MODEL_PROFILE": ""}, "small"),
+    ],
+)
+def test_the_bundled_model_gets_the_small_profile_and_an_endpoint_the_full_one_unless_told(
+    env: dict[str, str], profile: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.settings import load_settings  # noqa: PLC0415 -- the one test of the setting
+
+    monkeypatch.chdir(tmp_path)  # no .env of the checkout's
+    for name in ("OPENAI_BASE_URL", "HEARTH_MODEL_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert load_settings().profile == profile
+
+
+def test_a_profile_that_is_neither_small_nor_full_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.settings import ConfigError, load_settings  # noqa: PLC0415
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HEARTH_MODEL_PROFILE", "tiny")
+    with pytest.raises(ConfigError, match=r"^bad configuration: HEARTH_MODEL_PROFILE: "):
+        load_settings()
+
+
 # --- the gateway sends it ----------------------------------------------------------------------
 
 

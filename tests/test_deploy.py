@@ -167,6 +167,8 @@ def test_compose_has_ollama_under_its_own_profile_with_its_models_on_a_volume() 
     volume, mount = ollama["volumes"][0].split(":")
     assert volume in compose["volumes"] and mount == "/root/.ollama"
     assert "ports" not in ollama, "Ollama is reached by hearth on the compose network only"
+    # her prompts run to about 4000 tokens: Ollama's default window would cut them silently
+    assert int(ollama["environment"]["OLLAMA_CONTEXT_LENGTH"]) >= 8192
 
 
 def _dotenv(path: Path) -> dict[str, str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import socket
 import stat
 import sys
@@ -131,6 +132,9 @@ class _Init:
         self.child = pexpect.spawn(
             sys.executable, ["-m", "bot.cli", "init", *argv], env=env, cwd=str(cwd),
             encoding="utf-8", timeout=60, dimensions=(40, 200),  # two busy cores: be patient
+            # A suite started in the background (`.ci/run &`) inherits SIGINT ignored, and so
+            # would init: Ctrl-C reaches a terminal's program with the default disposition.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         self.child.logfile_read = self.log
 

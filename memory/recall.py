@@ -135,7 +135,7 @@ class _Candidate:
     sure: bool = False
     evidence: set[int] = field(default_factory=set)
     norm: str = ""  # the text normalised, for comparing two candidates' words
-    doc: list[frozenset[str]] = field(default_factory=list)  # its words' stems, for BM25
+    doc: tuple[frozenset[str], ...] = ()  # its words' stems, for BM25
 
     def __post_init__(self) -> None:
         self.norm = normalize(self.text)

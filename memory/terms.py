@@ -102,6 +102,8 @@ def query_terms(text: str) -> list[Term]:
     return list(seen.values())
 
 
-def document(text: str) -> list[frozenset[str]]:
-    """A document as BM25 counts it: its content words' stem sets, in order."""
-    return [stems(w) for w in words(text)]
+@functools.lru_cache(maxsize=50_000)
+def document(text: str) -> tuple[frozenset[str], ...]:
+    """A document as BM25 counts it: its content words' stem sets, in order. Cached: recall
+    meets the same rows again and again, and a row's words do not change."""
+    return tuple(stems(w) for w in words(text))

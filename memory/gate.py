@@ -159,6 +159,12 @@ class Read:
         tail = () if limit is None else (limit,)
         return await self.tx.fetchall(sql, (*rule.params, *params, *tail))
 
+    async def members(self) -> dict[str, str]:
+        """The household's roster, person id to name: who a question or a line may name. Not
+        remembered content (every member sees the names in the group), so not receipted."""
+        rows = await self.tx.fetchall("SELECT person_id, name FROM people ORDER BY person_id")
+        return {str(r["person_id"]): str(r["name"]) for r in rows}
+
     async def beliefs(
         self,
         where: str = "1",

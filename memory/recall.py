@@ -13,8 +13,11 @@ Recall searches both the same way:
    evidence of a belief recalled beside it is not repeated.
 4. Abstention, calibrated rather than a fixed bar: a candidate is *sure* only when it stands out
    from what the query scores against everything the reader sees (a margin in deviations over
-   the mean), helped by sharing the question's rarer words, and is not about someone else of
-   the kind the question names (`memory.roles`). Both `search` and `recollect` return the
+   the mean), helped by sharing the question's rarer words (a member's line must share them),
+   and is about whom and what the question asks after: not someone else of the kind it names,
+   another member, another one's thing or another named thing (`memory.roles`). A candidate
+   about another member than the one asked after also loses half its score. Both `search` and
+   `recollect` return the
    related evidence, ranked, each item marked (an unrelated question gets []); only sure items
    are told as memories: a near miss told as a memory costs more than a silence.
 
@@ -33,8 +36,14 @@ from datetime import datetime
 
 from memory.beliefs import belief_from_row, normalize
 from memory.gate import Gate, Read
-from memory.models import REDACTED, AccessContext, Quoted, Recalled, Turn, as_utc
-from memory.roles import answers_who
+from memory.models import REDACTED, AccessContext, Quoted, Recalled, Turn, as_utc, scope_owner
+from memory.roles import (
+    Roster,
+    answers_which,
+    answers_who,
+    answers_whose,
+    answers_whose_thing,
+)
 from memory.store import Row
 from memory.terms import Term, document, query_terms
 from memory.transcript import turn_from_row
@@ -58,6 +67,9 @@ SALIENCE_WEIGHT = 0.05
 BELIEF_PREFERENCE = 0.10  # what she concluded, over the line she concluded it from
 REPETITION_PENALTY = 0.10  # for a belief returned to the same actor in the last few recalls
 REPETITION_WINDOW = 3
+# A candidate about other members than the question asks after ("Tom's passport" against Maya's
+# "I renewed my passport"): half its score, and never sure (`memory.roles.answers_whose`).
+OTHER_PERSON_PENALTY = 0.5
 # Abstention. A candidate is sure (told as a memory) when its similarity stands MARGIN
 # deviations above the query's mean similarity to every row the reader sees, or when it carries
 # COVERAGE of the query's keyword weight and stands COVERED_MARGIN deviations above, or by GAP
@@ -73,6 +85,11 @@ COVERED_MARGIN = 3.0
 GAP = 0.12
 GAP_MARGIN = 1.0
 KEYWORD_ONLY_COVERAGE = 0.5
+# A member's line is raw chatter, and there are many more lines than beliefs: a line is sure only
+# when it also carries LINE_COVERAGE of the query's keyword weight ("I made soup for lunch" is
+# near "what did I have for breakfast?" in meaning, and shares none of its words). Measured:
+# household false memory 0.227 -> 0.152 and probes 0.156 -> 0.125, answers told unchanged.
+LINE_COVERAGE = COVERAGE
 # A candidate is related at all (returned, as evidence) when it carries RELATED_COVERAGE of the
 # query's keyword weight or stands RELATED_MARGIN deviations above the mean; an unrelated
 # question gets [].
@@ -133,7 +150,10 @@ class _Candidate:
     covered: float = 0.0
     fused: float = 0.0
     sure: bool = False
+    whose: bool = True  # may be about the member the question asks after (`answers_whose`)
     evidence: set[int] = field(default_factory=set)
+    speaker: str | None = None  # who said it: a line's speaker, a private belief's owner
+    subject: str | None = None  # the member a belief is about, when recorded
     norm: str = ""  # the text normalised, for comparing two candidates' words
     doc: tuple[frozenset[str], ...] = ()  # its words' stems, for BM25
 
@@ -185,6 +205,10 @@ class RecallBook:
         now = self._now()
         when = (now if as_of is None else as_utc(as_of)).isoformat()
         async with self._gate.read(ctx, "recall", query) as read:
+            asking = _Asking(query, read.ctx.actor, Roster(await read.members()))
+            # A member's name is matched against who said or is about a row (`_whose`), not
+            # its words: a speaker's lines rarely name them, and lines addressing them do.
+            terms = [t for t in terms if not asking.roster.names(t.word)] or terms
             tiers = ("beliefs", "turns") if lines else ("beliefs",)
             weights: dict[str, list[float]] = {}
             found: list[_Candidate] = []
@@ -203,8 +227,8 @@ class RecallBook:
                     found += await _lines(read, ids, when, nearest)
             for tier, candidates in _by_tier(found).items():
                 _score_keywords(terms, weights[tier], candidates)
-            ranked = _fuse(found, now, await _recently_recalled(read))
-            top = _recalled(ranked, query, similar, limit)
+            ranked = _fuse(found, asking, now, await _recently_recalled(read))
+            top = _recalled(ranked, asking, similar, limit)
             beliefs = [c.belief.belief.belief_id for c in top if c.belief is not None]
             read.returned(beliefs, [c.scope for c in top if c.belief is not None])
             quoted = [c for c in top if c.belief is None]
@@ -240,6 +264,7 @@ async def _beliefs(read: Read, ids: list[int], when: str, now: datetime,
         out.append(_Candidate(
             key=("beliefs", belief.belief_id), text=belief.proposition, scope=belief.scope,
             at=belief.updated_at, row=row, semantic=nearest.get(belief.belief_id),
+            speaker=scope_owner(belief.scope), subject=belief.subject_id,
             belief=Recalled(belief=belief, score=0.0, semantic=0.0, keyword=0.0),
             evidence=evidence.get(belief.belief_id, set()),
         ))
@@ -255,7 +280,8 @@ async def _lines(read: Read, ids: list[int], when: str,
     allowed = await read.usable(rows)
     return [
         _Candidate(key=("turns", int(r["turn_id"])), text=str(r["text"]), scope=str(r["scope"]),
-                   at=str(r["at"]), row=r, semantic=nearest.get(int(r["turn_id"])))
+                   at=str(r["at"]), row=r, semantic=nearest.get(int(r["turn_id"])),
+                   speaker=None if r["speaker_id"] is None else str(r["speaker_id"]))
         for r in allowed
         if not str(r["text"]).rstrip().endswith("?")  # a question is not evidence of anything
     ]
@@ -288,7 +314,8 @@ def _ranks(found: Sequence[_Candidate], value: Callable[[_Candidate], float | No
     return {c.key: rank for rank, (_, c) in enumerate(scored, start=1)}
 
 
-def _fuse(found: list[_Candidate], now: datetime, repeated: set[int]) -> list[_Candidate]:
+def _fuse(found: list[_Candidate], asking: _Asking, now: datetime,
+          repeated: set[int]) -> list[_Candidate]:
     """Reciprocal-rank fusion of the keyword and semantic rankings, then the adjustments."""
     by_keyword = _ranks(found, lambda c: c.keyword)
     by_meaning = _ranks(found, lambda c: c.semantic)
@@ -302,10 +329,16 @@ def _fuse(found: list[_Candidate], now: datetime, repeated: set[int]) -> list[_C
                        + SALIENCE_WEIGHT * float(c.row["salience"]) + BELIEF_PREFERENCE)
             if belief.belief_id in repeated:
                 adjust -= REPETITION_PENALTY
-        c.fused = fused * (1.0 + adjust)
+        c.whose = _whose(c, asking)
+        c.fused = fused * (1.0 + adjust) * (1.0 if c.whose else 1.0 - OTHER_PERSON_PENALTY)
     ranked = [c for c in found if c.fused > 0]
     ranked.sort(key=lambda c: (-c.fused, c.key))
     return ranked
+
+
+def _whose(c: _Candidate, asking: _Asking) -> bool:
+    return answers_whose(asking.query, asking.asker, c.text, c.speaker, roster=asking.roster,
+                         subject=c.subject)
 
 
 def _lead(c: _Candidate, spread: tuple[float, float]) -> float:
@@ -322,30 +355,46 @@ def _related(c: _Candidate, spread: tuple[float, float] | None) -> bool:
     return spread is not None and _lead(c, spread) >= RELATED_MARGIN
 
 
-def _sure(c: _Candidate, query: str, spread: tuple[float, float] | None, gap: float) -> bool:
+@dataclass(frozen=True)
+class _Asking:
+    """The question, who asks it (the reader's actor: a member, or hearth's own work), and the
+    household's names: what `answers_who` and `answers_whose` need."""
+
+    query: str
+    asker: str
+    roster: Roster
+
+
+def _sure(c: _Candidate, asking: _Asking, spread: tuple[float, float] | None,
+          gap: float) -> bool:
     """Whether a candidate stands out enough to be told as a memory (`gap`: how far its
     similarity leads the best other candidate's)."""
-    if not answers_who(query, c.text):
+    if (not answers_who(asking.query, c.text) or not c.whose
+            or not answers_whose_thing(asking.query, asking.asker, c.text, c.speaker,
+                                    asking.roster)
+            or not answers_which(asking.query, c.text, asking.roster)):
         return False
     if spread is None:  # no embedder: the words alone decide
         return c.covered >= KEYWORD_ONLY_COVERAGE
     lead = _lead(c, spread)
+    if c.belief is None and c.covered < LINE_COVERAGE:
+        return False
     return (lead >= MARGIN or (c.covered >= COVERAGE and lead >= COVERED_MARGIN)
             or (gap >= GAP and lead >= GAP_MARGIN))
 
 
-def _recalled(ranked: list[_Candidate], query: str, similar: Similar | None,
+def _recalled(ranked: list[_Candidate], asking: _Asking, similar: Similar | None,
               limit: int) -> list[_Candidate]:
     """The first `limit` related candidates of the ranking, without the question itself and
     without a line that repeats a belief recalled beside it; each marked sure or not."""
     spread = None if similar is None else similar.spread.calibrated(
         PRIOR_MEAN, PRIOR_DEVIATION, PRIOR_ROWS)
-    asked = normalize(query)
+    asked = normalize(asking.query)
     considered = [c for c in ranked if c.belief is not None or c.norm != asked]
     chosen = _without_repeats([c for c in considered if _related(c, spread)])
     top = chosen[: max(0, limit)]
     for c in top:
-        c.sure = _sure(c, query, spread, _gap(c, considered))
+        c.sure = _sure(c, asking, spread, _gap(c, considered))
     return top
 
 

@@ -7,16 +7,27 @@ memory a household meets. Recall asks `answers_who` of each candidate it would c
 Groups are the same person's role in English, German, French and Spanish; a general word
 ("child", "parent") is answered by any of its specific ones ("son", "mum").
 
-Owns: the role vocabulary and that one rule. Must not: decide relevance otherwise (it only
-keeps a candidate from being recalled as sure).
+The same holds for the household's members by name. "When does Tom's passport expire?" is not
+answered by Maya's "I renewed my passport", nor "what did Tom run the half marathon in?" by her
+"I ran the half marathon in 2 hours 5": a line in the first person is about its speaker, and a
+question in the first person about its asker (`answers_whose`).
+
+Two more of the same kind: whose thing a question asks after ("my dad's birthday?" is not
+answered by the asker's own "my birthday is in March": `answers_whose_thing`), and which named
+thing ("when is Maya in Paris?" is not answered by a line naming Berlin instead:
+`answers_which`).
+
+Owns: the role vocabulary, the first-person words, and those rules. Must not: decide
+relevance otherwise (they only keep a candidate from being recalled as sure).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
-from memory.terms import stems
+from memory.terms import STOPWORDS, stems
 
 _GROUPS: dict[str, str] = {
     "mother": "mum mom mother mam mummy mommy mama mutter mutti mère maman madre mamá",
@@ -141,3 +152,202 @@ def answers_who(question: str, candidate: str) -> bool:
         if said & kind:
             return False
     return True
+
+
+# The first person singular, in the four languages: a text using one speaks of its speaker. "We"
+# and "our" are the household, so they name no one in particular.
+_FIRST_PERSON_WORDS = (
+    "i me my mine myself ich mich mir mein meine meinen meinem meiner meines je moi mon ma mes"
+    " yo mi mis mío mía conmigo"
+)
+_FIRST_PERSON = frozenset(_FIRST_PERSON_WORDS.split())
+# The third person singular: a text using one speaks of someone besides its speaker.
+_THIRD_PERSON_WORDS = (
+    "he him his she her hers er ihm ihn sein seine seinem seinen seiner ihr ihre ihrem ihren"
+    " il elle lui él ella"
+)
+_THIRD_PERSON = frozenset(_THIRD_PERSON_WORDS.split())
+
+
+@dataclass(frozen=True)
+class Whose:
+    """Who a text is about, as far as names and pronouns tell: the members it names, and
+    whether it says "I" or "my"."""
+
+    named: frozenset[str]
+    first_person: bool
+
+    def people(self, speaker: str | None) -> frozenset[str]:
+        return self.named | ({speaker} if speaker and self.first_person else frozenset())
+
+
+class Roster:
+    """The household's members by the words naming them, for `answers_whose`."""
+
+    def __init__(self, members: dict[str, str]) -> None:
+        self._by_word: dict[str, str] = {}
+        for person_id, name in members.items():
+            for word in {name.casefold(), *name.casefold().split()}:
+                # A name that is also a common word ("Me", the terminal's member) names no one.
+                if word in _FIRST_PERSON or word in STOPWORDS or len(word) < 2:
+                    continue
+                self._by_word.setdefault(word, person_id)
+        self.ids = frozenset(members)
+
+    def member(self, word: str) -> str | None:
+        """The member a (lower-case) word names, if any."""
+        return self._by_word.get(word.removesuffix("'s").removesuffix("\u2019s"))
+
+    def names(self, word: str) -> bool:
+        """Whether a (lower-case) word is a member's name."""
+        return word.removesuffix("'s").removesuffix("\u2019s") in self._by_word
+
+    def whose(self, text: str) -> Whose:
+        named: set[str] = set()
+        first = False
+        for token in _WORD.findall(text.casefold()):
+            word = token[:-2] if token.endswith(("'s", "\u2019s")) else token
+            first = first or word in _FIRST_PERSON
+            person = self._by_word.get(word)
+            if person is not None:
+                named.add(person)
+        return Whose(frozenset(named), first)
+
+
+# "My" in the four languages: what follows it belongs to the speaker.
+_MY_WORDS = "my mein meine meinen meinem meiner meines mon ma mes mi mis"
+_MY = frozenset(_MY_WORDS.split())
+_SELF = "self"
+
+
+def owners(text: str, roster: Roster | None = None) -> dict[str, str]:
+    """Whose each owned thing is, by its words' stems: the speaker's ("my passport": `self`), a
+    role's ("mum's birthday": `role:mother`), a member's ("Tom's knee": `member:<id>`), or
+    another named one's ("Ruth's birthday": `name:ruth`). The owner's next two words are what
+    it owns ("my old passport"); a later owner takes over ("my mum's birthday" is mum's)."""
+    tokens = _WORD.findall(text.casefold())
+    out: dict[str, str] = {}
+    for i, token in enumerate(tokens):
+        possessive = token.endswith(("'s", "\u2019s"))
+        if not possessive and token not in _MY:
+            continue
+        word = token[:-2] if possessive else token
+        owner = _owner_of(word, possessive, roster)
+        for owned in tokens[i + 1 : i + 3]:
+            if owned in _MY:
+                break
+            plain = owned.removesuffix("'s").removesuffix("\u2019s")
+            if plain not in STOPWORDS:
+                for stem in stems(plain):
+                    out[stem] = owner
+            if owned != plain:  # "my mum's birthday": the birthday is mum's
+                group = _role(plain)
+                if group is not None:  # and mum is mine: kept as "role:mother" -> "self"
+                    out[f"role:{group}"] = owner
+                break
+    return out
+
+
+def _owner_of(word: str, possessive: bool, roster: Roster | None) -> str:
+    if not possessive:
+        return _SELF
+    group = _role(word)
+    if group is not None:
+        return f"role:{group}"
+    if roster is not None and roster.names(word):
+        return f"member:{roster.member(word)}"
+    return f"name:{word}"
+
+
+# Capitalised words that name no one and nothing in particular: the calendar, and "I".
+_CALENDAR_WORDS = (
+    "i january february march april may june july august september october november december"
+    " monday tuesday wednesday thursday friday saturday sunday"
+    " januar februar märz mai juni juli oktober dezember montag dienstag mittwoch donnerstag"
+    " freitag samstag sonntag janvier février mars avril juin juillet août septembre octobre"
+    " novembre décembre lundi mardi mercredi jeudi vendredi samedi dimanche enero febrero"
+    " marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre lunes martes"
+    " miércoles jueves viernes sábado domingo christmas easter"
+)
+_CALENDAR = frozenset(_CALENDAR_WORDS.split())
+_SENTENCE = re.compile(r"[.!?]\s+|\n+")
+
+
+def proper_names(text: str, roster: Roster | None = None) -> frozenset[str]:
+    """The stems of the names a text uses mid-sentence ("Paris", "French", "GCSE"), without
+    the household's members (`answers_whose` weighs those) and the calendar's words."""
+    found: set[str] = set()
+    for sentence in _SENTENCE.split(text):
+        for token in _WORD.findall(sentence)[1:]:
+            word = token.removesuffix("'s").removesuffix("\u2019s")
+            folded = word.casefold()
+            if (not word[:1].isupper() or folded in _CALENDAR or folded in STOPWORDS
+                    or _role(folded) is not None
+                    or (roster is not None and roster.names(folded))):
+                continue
+            found |= stems(folded)
+    return frozenset(found)
+
+
+def answers_which(question: str, candidate: str, roster: Roster | None = None) -> bool:
+    """Whether `candidate` can be about the named thing `question` asks after: False when the
+    question names something ("Paris", "German") the candidate does not, and the candidate
+    names something else instead ("Berlin", "French"). A text naming nothing may be a
+    paraphrase ("the capital"), so it is not refused."""
+    asked = proper_names(question, roster)
+    if not asked:
+        return True
+    folded = candidate.casefold()
+    said_words = {s for w in _WORD.findall(folded) for s in stems(w.removesuffix("'s"))}
+    missing = asked - said_words
+    if not missing:
+        return True
+    asking = {s for w in _WORD.findall(question.casefold()) for s in stems(w.removesuffix("'s"))}
+    return not (proper_names(candidate, roster) - asking)
+
+
+def answers_whose_thing(question: str, asker: str | None, candidate: str,
+                        speaker: str | None, roster: Roster | None = None) -> bool:
+    """Whether the thing the question asks after and the candidate speaks of can be the same
+    one's: False for "my dad's birthday?" against the asker's own "my birthday is in March",
+    for "my birthday?" against "my mum's birthday is in June", and for "Tom's mum's
+    birthday?" against Maya's "my mum's birthday"."""
+    asked = owners(question, roster)
+    said = owners(candidate, roster)
+    for stem, owner in asked.items():
+        other = said.get(stem)
+        if other is None or other == owner:
+            continue
+        mine = other == _SELF
+        if owner.startswith("role:") and mine and speaker == asker:
+            return False
+        if owner.startswith("role:") and other == asked.get(owner):  # Tom's, for Tom's mum's
+            return False
+        if owner == _SELF and other.startswith("role:"):
+            return False
+        if owner.startswith("member:") and mine and speaker is not None and (
+                owner != f"member:{speaker}"):
+            return False
+    return True
+
+
+def answers_whose(question: str, asker: str | None, candidate: str, speaker: str | None, *,
+                  roster: Roster, subject: str | None = None) -> bool:
+    """Whether `candidate` (said by `speaker`, about `subject` when known) can be about whom
+    `question` (asked by `asker`) asks, by the members either names or speaks as: False when
+    both are about particular members and none is the same. A question asking after someone by
+    role ("my husband") is left to `answers_who`: which member is whose is not known here."""
+    q = roster.whose(question)
+    c = roster.whose(candidate)
+    asked = q.people(asker if asker in roster.ids else None)
+    about = c.people(speaker) | ({subject} if subject else frozenset())
+    if not about:
+        return True
+    asked_roles, _ = roles(question)
+    if asked_roles:
+        # "My husband" may be any member (who is whose is not known here), but not the asker
+        # themself: "what allergy does my son have?" is not answered by the asker's own "I'm
+        # allergic to peanuts", unless that line speaks of someone too ("he", "my son").
+        return (about != {asker} or bool(roles(candidate)[0])
+                or not _THIRD_PERSON.isdisjoint(_WORD.findall(candidate.casefold())))
+    return not asked or bool(asked & about)

@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memory import (
@@ -20,6 +21,7 @@ from memory import (
     group_chat,
     private_scope,
 )
+from memory.embedder import Vectors
 from memory.models import Activity, Person
 from tests.helpers import HashEmbedder
 from tests.memory.test_recall import Home, open_home
@@ -144,3 +146,69 @@ async def test_hidden_rows_never_change_the_order_or_scores_a_reader_gets(home: 
     group_after = shape(await home.memory.recall.recollect(home.group(actor="p2"), query))
     assert bob_after == bob_before
     assert group_after == group_before
+
+
+async def test_a_line_about_another_member_is_not_told_as_the_answer(home: Home) -> None:
+    await say(home, home.alice, "My half marathon time was two hours and five minutes",
+              group=True)
+    found = await home.memory.recall.recollect(
+        home.dm(home.owner), "what was Bob's time in the half marathon")
+    assert lines(found) == ["My half marathon time was two hours and five minutes"]
+    assert not found[0].sure  # Alice's own time, not Bob's
+    control = await home.memory.recall.recollect(
+        home.dm(home.owner), "what was Alice's time in the half marathon")
+    assert lines(control) == lines(found)
+    assert control[0].sure
+
+
+async def test_the_member_asked_after_ranks_above_another_saying_the_same(home: Home) -> None:
+    await say(home, home.bob, "I went to the climbing wall on Saturday with my cousin",
+              group=True)
+    await say(home, home.alice, "I went to the climbing wall on Saturday too", group=True)
+    for name, speaker in (("Alice", "Alice"), ("Bob", "Bob")):
+        found = await home.memory.recall.recollect(
+            home.dm(home.owner), f"when was {name} at the climbing wall")
+        first = found[0]
+        assert isinstance(first, Quoted)
+        said_by = {home.bob.person_id: "Bob", home.alice.person_id: "Alice"}
+        assert said_by[first.turn.speaker_id or ""] == speaker
+
+
+class NearEmbedder(HashEmbedder):
+    """HashEmbedder, except that the texts in `near` are given almost the query's direction:
+    alike in meaning as a model would find them, without a word in common."""
+
+    def __init__(self, query: str, near: tuple[str, ...]) -> None:
+        self.query, self.near = query, near
+
+    def embed(self, texts: list[str]) -> Vectors:
+        out = super().embed(texts)
+        anchor = super().embed([self.query])[0]
+        for row, text in enumerate(texts):
+            if text in self.near or text == self.query:
+                noise = super().embed([text])[0] * (0.0 if text == self.query else 0.05)
+                vector = anchor + noise
+                out[row] = vector / np.linalg.norm(vector)
+        return out
+
+
+async def test_a_line_alike_in_meaning_alone_is_related_but_not_told_as_a_memory(
+    tmp_path: Path,
+) -> None:
+    query = "what did I have for breakfast today"
+    said = "Made soup, ate it at noon"
+    found: dict[str, list[Recalled | Quoted]] = {}
+    for tier in ("line", "belief"):
+        built = await open_home(tmp_path / f"{tier}.db", embedder=NearEmbedder(query, (said,)))
+        try:
+            for i in range(20):
+                await say(built, built.bob, f"Unrelated chatter number {i} about the weather")
+            if tier == "line":
+                await say(built, built.bob, said)
+            else:  # the control: the same closeness in what she concluded is told
+                await built.memory.beliefs.remember(built.bob.person_id, said)
+            found[tier] = await built.memory.recall.recollect(built.dm(built.bob), query)
+        finally:
+            await built.memory.close()
+    assert lines(found["line"])[:1] == [said] and not found["line"][0].sure
+    assert isinstance(found["belief"][0], Recalled) and found["belief"][0].sure

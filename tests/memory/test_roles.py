@@ -1,0 +1,136 @@
+"""Who a question asks after: a fact about someone else of the same kind, or about another member
+by name or by their own "I", is never told as the answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.roles import Roster, answers_which, answers_who, answers_whose, answers_whose_thing
+
+ROSTER = Roster({"p-maya": "Maya", "p-tom": "Tom", "p-ellie": "Ellie", "p-me": "Me"})
+
+
+@pytest.mark.parametrize(("question", "candidate"), [
+    ("When is my dad's birthday?", "My mum's birthday is on 21 March."),
+    ("What's my dentist called?", "My doctor is Dr Patel."),
+    ("Wo wohnt meine Schwester?", "Mein Bruder wohnt in Köln."),
+])
+def test_a_fact_about_another_of_the_same_kind_does_not_answer(question: str,
+                                                               candidate: str) -> None:
+    assert not answers_who(question, candidate)
+
+
+@pytest.mark.parametrize(("question", "candidate"), [
+    ("When is my mother's birthday?", "My mum Ruth's birthday is on 21 March."),
+    ("Who is my GP?", "My doctor is Dr Patel at the Elm Street surgery."),
+    ("How old are my kids?", "My son is seven and my daughter is nine."),
+])
+def test_the_same_person_by_another_word_answers(question: str, candidate: str) -> None:
+    assert answers_who(question, candidate)
+
+
+def test_a_line_in_the_first_person_is_about_its_speaker_not_the_member_asked_after() -> None:
+    question = "When does Tom's passport expire?"
+    assert not answers_whose(question, "p-maya", "Renewed my passport online.", "p-maya",
+                             roster=ROSTER)
+    assert answers_whose(question, "p-maya", "Renewed my passport online.", "p-tom",
+                         roster=ROSTER)  # control: Tom said it
+    assert answers_whose(question, "p-maya", "Tom's passport runs out in May.", "p-maya",
+                         roster=ROSTER)  # control: it names him
+
+
+def test_a_question_in_the_first_person_is_about_its_asker() -> None:
+    candidate = "My French oral exam is on 28 April."
+    assert answers_whose("When is my French oral exam?", "p-ellie", candidate, "p-ellie",
+                         roster=ROSTER)
+    assert not answers_whose("When is my French oral exam?", "p-tom", candidate, "p-ellie",
+                             roster=ROSTER)
+    assert answers_whose("When is Ellie's French oral exam?", "p-tom", candidate, "p-ellie",
+                         roster=ROSTER)
+
+
+def test_a_belief_about_a_member_is_about_them_whatever_its_words() -> None:
+    question = "What does Ellie want to study?"
+    assert answers_whose(question, "p-maya", "She wants to study marine biology.", None,
+                         roster=ROSTER, subject="p-ellie")
+    assert not answers_whose(question, "p-maya", "She wants to study marine biology.", None,
+                             roster=ROSTER, subject="p-tom")
+
+
+def test_who_is_whose_by_role_is_not_guessed() -> None:
+    # "my husband" may be Tom: the household's relations are not known, so nothing is refused.
+    assert answers_whose("What present is my husband hoping for?", "p-maya",
+                         "Tom keeps hinting about a new road bike.", "p-maya", roster=ROSTER)
+
+
+def test_text_naming_no_one_may_be_about_anyone() -> None:
+    assert answers_whose("When is Tom's dentist appointment?", "p-maya",
+                         "The dentist appointment moved to Friday.", "p-maya", roster=ROSTER)
+
+
+def test_a_name_that_is_a_common_word_names_no_one() -> None:
+    # The terminal's default member is called "Me": "tell me" must not make a line about them.
+    assert answers_whose("When is Tom's passport due?", "p-maya",
+                         "Remind me: Tom's passport is due in May.", "p-maya", roster=ROSTER)
+    assert answers_whose("Can you tell me when the bins go out?", "p-maya",
+                         "Bins go out on Tuesday.", "p-tom", roster=ROSTER)
+
+
+@pytest.mark.parametrize(("question", "candidate"), [
+    ("When is my dad's birthday?", "My birthday is on the 14th of March."),
+    ("When is my birthday?", "My mum's birthday is on 14 March."),
+    ("When is Tom's mum's birthday?", "Tom's birthday is on 2 October."),
+])
+def test_a_thing_of_someone_else_does_not_answer_for_the_one_asked_after(
+    question: str, candidate: str,
+) -> None:
+    assert not answers_whose_thing(question, "p-maya", candidate, "p-maya", ROSTER)
+
+
+def test_the_asker_s_own_mum_is_not_the_mum_of_the_member_asked_after() -> None:
+    question, candidate = "When is Tom's mum's birthday?", "My mum Ruth's birthday is 21 March."
+    assert not answers_whose_thing(question, "p-maya", candidate, "p-maya", ROSTER)
+    assert answers_whose_thing(question, "p-maya", candidate, "p-tom", ROSTER)  # Tom said it
+
+
+@pytest.mark.parametrize(("question", "candidate"), [
+    ("When is my mum's birthday?", "My mum Ruth's birthday is on 21 March."),
+    ("When is my birthday?", "My birthday is on the 14th of March."),
+    ("When does my old passport run out?", "My passport expires on 9 August."),
+    ("When is Tom's birthday?", "Tom's birthday is on 2 October."),
+])
+def test_the_same_ones_thing_answers(question: str, candidate: str) -> None:
+    assert answers_whose_thing(question, "p-maya", candidate, "p-maya", ROSTER)
+
+
+def test_what_an_asker_says_of_themself_does_not_answer_after_their_son() -> None:
+    question = "What allergy does my son have?"
+    assert not answers_whose("What allergy does my son have?", "p-maya",
+                             "I'm allergic to peanuts.", "p-maya", roster=ROSTER)
+    assert answers_whose(question, "p-maya", "He's allergic to peanuts.", "p-maya",
+                         roster=ROSTER)  # control: "he" speaks of someone else
+    assert answers_whose(question, "p-maya", "My son is allergic to peanuts.", "p-maya",
+                         roster=ROSTER)  # control: it names the son
+
+
+@pytest.mark.parametrize(("question", "candidate"), [
+    ("When is Maya in Paris for work?", "I'll be in Berlin for work from 11 to 14 May."),
+    ("When is my German oral exam?", "My GCSE French oral exam is on 28 April."),
+    ("Was ist meine Lieblingsserie im TV?", "Mein Lieblingsfilm ist Spirited Away."),
+])
+def test_a_fact_naming_something_else_does_not_answer_for_the_thing_named(
+    question: str, candidate: str,
+) -> None:
+    assert not answers_which(question, candidate, ROSTER)
+
+
+@pytest.mark.parametrize(("question", "candidate"), [
+    ("When is my French oral exam?", "My GCSE French oral exam is on 28 April."),
+    ("Is my best friend moving to Manchester?", "Priya isn't moving to Manchester now."),
+    ("When was Granny staying with us?", "Grandma Ruth is coming to stay on 3 April."),
+    ("Who is my GP?", "My doctor is Dr Patel at the Elm Street surgery."),
+    ("When is my Paris trip?", "The trip to the capital is on 3 May."),  # names nothing else
+    ("When do I see Tom in March?", "We meet on Friday in March."),  # the calendar is no name
+])
+def test_the_thing_named_or_nothing_else_named_answers(question: str, candidate: str) -> None:
+    assert answers_which(question, candidate, ROSTER)

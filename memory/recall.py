@@ -206,9 +206,6 @@ class RecallBook:
         when = (now if as_of is None else as_utc(as_of)).isoformat()
         async with self._gate.read(ctx, "recall", query) as read:
             asking = _Asking(query, read.ctx.actor, Roster(await read.members()))
-            # A member's name is matched against who said or is about a row (`_whose`), not
-            # its words: a speaker's lines rarely name them, and lines addressing them do.
-            terms = [t for t in terms if not asking.roster.names(t.word)] or terms
             tiers = ("beliefs", "turns") if lines else ("beliefs",)
             weights: dict[str, list[float]] = {}
             found: list[_Candidate] = []
@@ -226,7 +223,7 @@ class RecallBook:
                 else:
                     found += await _lines(read, ids, when, nearest)
             for tier, candidates in _by_tier(found).items():
-                _score_keywords(terms, weights[tier], candidates)
+                _score_keywords(terms, weights[tier], candidates, asking.roster)
             ranked = _fuse(found, asking, now, await _recently_recalled(read))
             top = _recalled(ranked, asking, similar, limit)
             beliefs = [c.belief.belief.belief_id for c in top if c.belief is not None]
@@ -295,15 +292,22 @@ def _by_tier(found: Sequence[_Candidate]) -> dict[str, list[_Candidate]]:
 
 
 def _score_keywords(terms: Sequence[Term], weights: Sequence[float],
-                    found: Sequence[_Candidate]) -> None:
+                    found: Sequence[_Candidate], roster: Roster) -> None:
     """BM25 and keyword coverage for one tier's candidates; document lengths are averaged over
-    the candidates themselves (visible rows only)."""
+    the candidates themselves (visible rows only). A row carries the name of the member who
+    said it or whom it is about, as if it were one of its words: a speaker's own lines seldom
+    name them ("I went to the support group"), while lines addressed to them do."""
     if not found or not terms:
         return
-    average = sum(len(c.doc) for c in found) / len(found)
-    for c in found:
-        c.keyword = bm25(terms, weights, c.doc, average)
-        c.covered = coverage(terms, weights, c.doc)
+    docs = [c.doc + roster.name_stems(c.speaker, c.subject) for c in found]
+    average = sum(len(d) for d in docs) / len(docs)
+    # Coverage, which tells whether a row answers, leaves names out: who is `_whose`'s to judge.
+    things = [(t, w) for t, w in zip(terms, weights, strict=True) if not roster.names(t.word)]
+    about = [t for t, _ in things] or list(terms)
+    about_weights = [w for _, w in things] or list(weights)
+    for c, doc in zip(found, docs, strict=True):
+        c.keyword = bm25(terms, weights, doc, average)
+        c.covered = coverage(about, about_weights, doc)
 
 
 def _ranks(found: Sequence[_Candidate], value: Callable[[_Candidate], float | None]) -> dict[

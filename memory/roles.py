@@ -193,6 +193,12 @@ class Roster:
                     continue
                 self._by_word.setdefault(word, person_id)
         self.ids = frozenset(members)
+        self._stems = {person_id: tuple(stems(word) for word in name.casefold().split())
+                       for person_id, name in members.items()}
+
+    def name_stems(self, *people: str | None) -> tuple[frozenset[str], ...]:
+        """The stems of these members' names, as a document's words (`memory.terms`)."""
+        return tuple(s for p in dict.fromkeys(people) if p for s in self._stems.get(p, ()))
 
     def member(self, word: str) -> str | None:
         """The member a (lower-case) word names, if any."""

@@ -325,7 +325,7 @@ def answers_whose_thing(question: str, asker: str | None, candidate: str,
         if other is None or other == owner:
             continue
         mine = other == _SELF
-        if owner.startswith("role:") and mine and speaker == asker:
+        if owner.startswith("role:") and mine and speaker is not None and speaker == asker:
             return False
         if owner.startswith("role:") and other == asked.get(owner):  # Tom's, for Tom's mum's
             return False
@@ -342,7 +342,8 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
     """Whether `candidate` (said by `speaker`, about `subject` when known) can be about whom
     `question` (asked by `asker`) asks, by the members either names or speaks as: False when
     both are about particular members and none is the same. A question asking after someone by
-    role ("my husband") is left to `answers_who`: which member is whose is not known here."""
+    role ("my husband") may be about any member but the asker: which member is whose is not
+    known here, so only a candidate about the asker alone is refused."""
     q = roster.whose(question)
     c = roster.whose(candidate)
     asked = q.people(asker if asker in roster.ids else None)

@@ -202,22 +202,31 @@ class Roster:
 
     def member(self, word: str) -> str | None:
         """The member a (lower-case) word names, if any."""
-        return self._by_word.get(word.removesuffix("'s").removesuffix("\u2019s"))
+        return self._by_word.get(_bare(word))
 
     def names(self, word: str) -> bool:
         """Whether a (lower-case) word is a member's name."""
-        return word.removesuffix("'s").removesuffix("\u2019s") in self._by_word
+        return _bare(word) in self._by_word
 
     def whose(self, text: str) -> Whose:
         named: set[str] = set()
         first = False
         for token in _WORD.findall(text.casefold()):
-            word = token[:-2] if token.endswith(("'s", "\u2019s")) else token
+            word = _bare(token)
             first = first or word in _FIRST_PERSON
             person = self._by_word.get(word)
             if person is not None:
                 named.add(person)
         return Whose(frozenset(named), first)
+
+
+def _bare(token: str) -> str:
+    """A word without its possessive ending ("tom's" -> "tom")."""
+    return token.removesuffix("'s").removesuffix("\u2019s")
+
+
+def _all_stems(text: str) -> set[str]:
+    return {s for token in _WORD.findall(text.casefold()) for s in stems(_bare(token))}
 
 
 # "My" in the four languages: what follows it belongs to the speaker.
@@ -242,7 +251,7 @@ def owners(text: str, roster: Roster | None = None) -> dict[str, str]:
         for owned in tokens[i + 1 : i + 3]:
             if owned in _MY:
                 break
-            plain = owned.removesuffix("'s").removesuffix("\u2019s")
+            plain = _bare(owned)
             if plain not in STOPWORDS:
                 for stem in stems(plain):
                     out[stem] = owner
@@ -285,7 +294,7 @@ def proper_names(text: str, roster: Roster | None = None) -> frozenset[str]:
     found: set[str] = set()
     for sentence in _SENTENCE.split(text):
         for token in _WORD.findall(sentence)[1:]:
-            word = token.removesuffix("'s").removesuffix("\u2019s")
+            word = _bare(token)
             folded = word.casefold()
             if (not word[:1].isupper() or folded in _CALENDAR or folded in STOPWORDS
                     or _role(folded) is not None
@@ -303,13 +312,9 @@ def answers_which(question: str, candidate: str, roster: Roster | None = None) -
     asked = proper_names(question, roster)
     if not asked:
         return True
-    folded = candidate.casefold()
-    said_words = {s for w in _WORD.findall(folded) for s in stems(w.removesuffix("'s"))}
-    missing = asked - said_words
-    if not missing:
+    if asked <= _all_stems(candidate):
         return True
-    asking = {s for w in _WORD.findall(question.casefold()) for s in stems(w.removesuffix("'s"))}
-    return not (proper_names(candidate, roster) - asking)
+    return not (proper_names(candidate, roster) - _all_stems(question))
 
 
 def answers_whose_thing(question: str, asker: str | None, candidate: str,

@@ -23,6 +23,7 @@ from memory.embedder import Embedder
 from memory.gate import Census, Lane
 from memory.models import REDACTED, AccessContext
 from memory.store import Store
+from memory.terms import document
 
 T = TypeVar("T")
 Matrix = npt.NDArray[np.float32]
@@ -256,7 +257,9 @@ class VectorBook:
 
     async def prune_lines(self) -> None:
         """Drop from memory the lines whose vectors the store no longer has (a forget redacted
-        them, or a member was removed)."""
+        them, or a member was removed), and recall's cache of texts' words, which is keyed by
+        the texts themselves."""
+        document.cache_clear()
         lines = self.lines
         if lines is None:
             return

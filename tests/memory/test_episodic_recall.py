@@ -212,3 +212,16 @@ async def test_a_line_alike_in_meaning_alone_is_related_but_not_told_as_a_memory
             await built.memory.close()
     assert lines(found["line"])[:1] == [said] and not found["line"][0].sure
     assert isinstance(found["belief"][0], Recalled) and found["belief"][0].sure
+
+
+async def test_a_forgotten_line_leaves_no_copy_in_recalls_word_cache(home: Home) -> None:
+    from memory.terms import document  # noqa: PLC0415 -- the cache itself is what is checked
+
+    await say(home, home.bob, "My locker code at the pool is behind the green towel")
+    assert lines(await home.memory.recall.recollect(home.dm(home.bob), "locker at the pool"))
+    cached = document.cache_info().currsize
+    assert cached > 0  # control: recall did cache the line's words
+    await home.memory.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "locker code")
+    assert document.cache_info().currsize == 0  # the text was a key of the cache: gone
+    assert lines(await home.memory.recall.recollect(home.dm(home.bob), "locker at the pool")) == []
+

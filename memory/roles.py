@@ -171,11 +171,12 @@ _THIRD_PERSON = frozenset(_THIRD_PERSON_WORDS.split())
 
 @dataclass(frozen=True)
 class Whose:
-    """Who a text is about, as far as names and pronouns tell: the members it names, and
-    whether it says "I" or "my"."""
+    """Who a text is about, as far as names and pronouns tell: the members it names, whether
+    it says "I" or "my", and whether it says "he" or "her"."""
 
     named: frozenset[str]
     first_person: bool
+    third_person: bool
 
     def people(self, speaker: str | None) -> frozenset[str]:
         return self.named | ({speaker} if speaker and self.first_person else frozenset())
@@ -195,6 +196,8 @@ class Roster:
         self.ids = frozenset(members)
         self._stems = {person_id: tuple(stems(word) for word in name.casefold().split())
                        for person_id, name in members.items()}
+        # A roster lives for one recall, which asks after the same question for every candidate.
+        self._whose: dict[str, Whose] = {}
 
     def name_stems(self, *people: str | None) -> tuple[frozenset[str], ...]:
         """The stems of these members' names, as a document's words (`memory.terms`)."""
@@ -206,18 +209,19 @@ class Roster:
 
     def names(self, word: str) -> bool:
         """Whether a (lower-case) word is a member's name."""
-        return _bare(word) in self._by_word
+        return self.member(word) is not None
 
     def whose(self, text: str) -> Whose:
-        named: set[str] = set()
-        first = False
-        for token in _WORD.findall(text.casefold()):
-            word = _bare(token)
-            first = first or word in _FIRST_PERSON
-            person = self._by_word.get(word)
-            if person is not None:
-                named.add(person)
-        return Whose(frozenset(named), first)
+        found = self._whose.get(text)
+        if found is None:
+            tokens = _WORD.findall(text.casefold())
+            words = [_bare(token) for token in tokens]
+            found = self._whose[text] = Whose(
+                named=frozenset(p for w in words if (p := self._by_word.get(w)) is not None),
+                first_person=not _FIRST_PERSON.isdisjoint(words),
+                third_person=not _THIRD_PERSON.isdisjoint(tokens),
+            )
+        return found
 
 
 def _bare(token: str) -> str:
@@ -360,6 +364,5 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
         # "My husband" may be any member (who is whose is not known here), but not the asker
         # themself: "what allergy does my son have?" is not answered by the asker's own "I'm
         # allergic to peanuts", unless that line speaks of someone too ("he", "my son").
-        return (about != {asker} or bool(roles(candidate)[0])
-                or not _THIRD_PERSON.isdisjoint(_WORD.findall(candidate.casefold())))
+        return about != {asker} or bool(roles(candidate)[0]) or c.third_person
     return not asked or bool(asked & about)

@@ -63,6 +63,8 @@ def words(text: str) -> list[str]:
 @functools.lru_cache(maxsize=200_000)
 def stems(word: str) -> frozenset[str]:
     """Every stem the four stemmers give one (lower-case) word, without diacritics."""
+    if word.isdecimal():  # a number, which no stemmer changes: most of the words never seen
+        return frozenset({_plain(word)})
     return frozenset(_plain(stemmer.stemWord(word)) for stemmer in _STEMMERS) | {_plain(word)}
 
 

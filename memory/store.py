@@ -78,18 +78,14 @@ class Tx:
         await self._conn.executemany(sql, rows)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        cursor = await self._conn.execute(sql, params)
-        try:
-            return list(await cursor.fetchall())
-        finally:
-            await cursor.close()
+        # One trip to the connection's thread, where a cursor's execute, fetch and close are
+        # three (a recall makes a few dozen reads).
+        return list(await self._conn.execute_fetchall(sql, params))
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
-        cursor = await self._conn.execute(sql, params)
-        try:
-            return await cursor.fetchone()
-        finally:
-            await cursor.close()
+        """The first row of a statement that gives one (by key, or `LIMIT 1`)."""
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
 
     async def scalar(self, sql: str, params: Params = ()) -> Any:
         row = await self.fetchone(sql, params)

@@ -47,6 +47,7 @@ from memory.models import (
 )
 from memory.preferences import Preferences
 from memory.reminders import Firing, Listed, Reminder
+from memory.terms import text_cache
 from memory.transcript import MAX_TURN_CHARS
 
 __all__ = [
@@ -96,5 +97,6 @@ __all__ = [
     "normalize",
     "private_scope",
     "scope_owner",
+    "text_cache",
     "utc_now",
 ]

@@ -365,7 +365,7 @@ class ForgetBook:
                                          secret=self._secret, now=read.now)
             read.returned(gone, [scope] * len(gone))
         self._vectors.remove(gone)
-        await self._vectors.prune_lines()
+        await self._vectors.prune()
         await self._store.checkpoint()
         await self.mirror()
         return len(gone)
@@ -380,7 +380,7 @@ class ForgetBook:
             await tx.execute("DELETE FROM affect WHERE key = ?", (f"person:{person.person_id}",))
             await tx.execute("DELETE FROM people WHERE person_id = ?", (person.person_id,))
         self._vectors.remove(gone)
-        await self._vectors.prune_lines()
+        await self._vectors.prune()
         await self._store.checkpoint()
         return len(gone)
 

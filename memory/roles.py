@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
-from memory.terms import STOPWORDS, stems
+from memory.terms import STOPWORDS, stems, text_cache
 
 _GROUPS: dict[str, str] = {
     "mother": "mum mom mother mam mummy mommy mama mutter mutti mère maman madre mamá",
@@ -95,7 +94,7 @@ def _by_stem() -> dict[str, str]:
 _ROLE_OF = _by_stem()
 
 
-@lru_cache(maxsize=50_000)
+@text_cache(maxsize=50_000)
 def _role(word: str) -> str | None:
     if word in _ROLE_OF:
         return _ROLE_OF[word]
@@ -105,7 +104,7 @@ def _role(word: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=50_000)
+@text_cache(maxsize=50_000)
 def roles(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The role groups `text` names, and of those the ones it names as an owner ("mum's")."""
     named: set[str] = set()
@@ -194,10 +193,9 @@ class Roster:
                     continue
                 self._by_word.setdefault(word, person_id)
         self.ids = frozenset(members)
+        self._names = frozenset(self._by_word)
         self._stems = {person_id: tuple(stems(word) for word in name.casefold().split())
                        for person_id, name in members.items()}
-        # A roster lives for one recall, which asks after the same question for every candidate.
-        self._whose: dict[str, Whose] = {}
 
     def name_stems(self, *people: str | None) -> tuple[frozenset[str], ...]:
         """The stems of these members' names, as a document's words (`memory.terms`)."""
@@ -212,16 +210,18 @@ class Roster:
         return self.member(word) is not None
 
     def whose(self, text: str) -> Whose:
-        found = self._whose.get(text)
-        if found is None:
-            tokens = _WORD.findall(text.casefold())
-            words = [_bare(token) for token in tokens]
-            found = self._whose[text] = Whose(
-                named=frozenset(p for w in words if (p := self._by_word.get(w)) is not None),
-                first_person=not _FIRST_PERSON.isdisjoint(words),
-                third_person=not _THIRD_PERSON.isdisjoint(tokens),
-            )
-        return found
+        words, first_person, third_person = _persons(text)
+        return Whose(named=frozenset(self._by_word[w] for w in words & self._names),
+                     first_person=first_person, third_person=third_person)
+
+
+@text_cache(maxsize=50_000)
+def _persons(text: str) -> tuple[frozenset[str], bool, bool]:
+    """A text's words (possessive endings off), and whether it speaks in the first person and
+    in the third: what `Roster.whose` reads, the same for every roster and every recall."""
+    tokens = _WORD.findall(text.casefold())
+    words = frozenset(_bare(token) for token in tokens)
+    return words, not _FIRST_PERSON.isdisjoint(words), not _THIRD_PERSON.isdisjoint(tokens)
 
 
 def _bare(token: str) -> str:
@@ -353,13 +353,14 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
     both are about particular members and none is the same. A question asking after someone by
     role ("my husband") may be about any member but the asker: which member is whose is not
     known here, so only a candidate about the asker alone is refused."""
-    q = roster.whose(question)
+    asked = roster.whose(question).people(asker if asker in roster.ids else None)
+    asked_roles, _ = roles(question)
+    if not asked and not asked_roles:  # about no one in particular: anyone's may answer
+        return True
     c = roster.whose(candidate)
-    asked = q.people(asker if asker in roster.ids else None)
     about = c.people(speaker) | ({subject} if subject else frozenset())
     if not about:
         return True
-    asked_roles, _ = roles(question)
     if asked_roles:
         # "My husband" may be any member (who is whose is not known here), but not the asker
         # themself: "what allergy does my son have?" is not answered by the asker's own "I'm

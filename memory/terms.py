@@ -1,11 +1,13 @@
 """Words as recall matches them: content words, and the stems they share across languages.
 
-Owns: splitting text into content words (stopwords of the four languages the classifier knows
-left out), stemming each word with the Snowball stemmers of English, German, French and Spanish
-(a word's stems are all of theirs, so "diagnosis" and "diagnosed" meet on "diagnos" and
-"Fahrräder" on "fahrrad"), the text the keyword indexes hold (`index_text`, which the store
-gives SQL as `stems()` so the index triggers stem exactly as the query does), and the FTS5
-query for one word's stems. Must not: read the store; it is pure text.
+Owns: the caches of anything computed from remembered text (`text_cache`), which a forget
+empties all at once (`forget_cached_texts`); splitting text into content words (stopwords of
+the four languages the classifier knows left out), stemming each word with the Snowball
+stemmers of English, German, French and Spanish (a word's stems are all of theirs, so
+"diagnosis" and "diagnosed" meet on "diagnos" and "Fahrräder" on "fahrrad"), the text the
+keyword indexes hold (`index_text`, which the store gives SQL as `stems()` so the index
+triggers stem exactly as the query does), and the FTS5 query for one word's stems.
+Must not: read the store; it is pure text.
 """
 
 from __future__ import annotations
@@ -13,10 +15,40 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import snowballstemmer  # type: ignore[import-untyped]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_TEXT_CACHES: list[Any] = []
+
+
+def text_cache(maxsize: int) -> Callable[[F], F]:
+    """`functools.lru_cache` for a function of remembered text (a line, a belief, a word of
+    one): its keys are that text, so a forget must empty it, and `forget_cached_texts` empties
+    every cache made here. Memory's and soul's caches of text are made only this way."""
+
+    def wrap(fn: F) -> F:
+        cached = functools.lru_cache(maxsize=maxsize)(fn)
+        _TEXT_CACHES.append(cached)
+        return cached  # type: ignore[return-value]  # lru_cache keeps the signature
+
+    return wrap
+
+
+def forget_cached_texts() -> None:
+    """Empty every cache of text (`text_cache`): after a forget, no copy of the forgotten
+    words stays in the process's memory as a key."""
+    for cached in _TEXT_CACHES:
+        cached.cache_clear()
+
+
+def cached_texts() -> int:
+    """How many texts the caches hold now (what a test of forgetting looks at)."""
+    return sum(cached.cache_info().currsize for cached in _TEXT_CACHES)
+
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _LANGUAGES = ("english", "german", "french", "spanish")
@@ -60,7 +92,7 @@ def words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.casefold()) if len(w) > 1 and w not in STOPWORDS]
 
 
-@functools.lru_cache(maxsize=200_000)
+@text_cache(maxsize=200_000)
 def stems(word: str) -> frozenset[str]:
     """Every stem the four stemmers give one (lower-case) word, without diacritics."""
     if word.isdecimal():  # a number, which no stemmer changes: most of the words never seen
@@ -104,7 +136,7 @@ def query_terms(text: str) -> list[Term]:
     return list(seen.values())
 
 
-@functools.lru_cache(maxsize=50_000)
+@text_cache(maxsize=50_000)
 def document(text: str) -> tuple[frozenset[str], ...]:
     """A document as BM25 counts it: its content words' stem sets, in order. Cached: recall
     meets the same rows again and again, and a row's words do not change."""

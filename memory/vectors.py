@@ -23,7 +23,7 @@ from memory.embedder import Embedder
 from memory.gate import Census, Lane
 from memory.models import REDACTED, AccessContext
 from memory.store import Store
-from memory.terms import document
+from memory.terms import forget_cached_texts
 
 T = TypeVar("T")
 Matrix = npt.NDArray[np.float32]
@@ -211,6 +211,7 @@ class VectorBook:
         self.index: VectorIndex | None = None if embedder is None else VectorIndex(embedder.dim)
         self.lines: VectorIndex | None = None if embedder is None else VectorIndex(embedder.dim)
         self._unembedded: set[int] = set()  # forgotten lines: nothing left to embed
+        self._forgets_seen: int | None = None  # tombstones at the last sync
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -255,23 +256,38 @@ class VectorBook:
         if self.index is not None:
             self.index.remove(belief_ids)
 
-    async def prune_lines(self) -> None:
-        """Drop from memory the lines whose vectors the store no longer has (a forget redacted
-        them, or a member was removed), and recall's cache of texts' words, which is keyed by
-        the texts themselves."""
-        document.cache_clear()
-        lines = self.lines
-        if lines is None:
-            return
+    async def prune(self, *, forgot: bool = True) -> None:
+        """Drop from memory what the store no longer has: the vectors of beliefs and lines a
+        forget removed (or a member's removal), and every cache of texts
+        (`memory.terms.text_cache`), which are keyed by the texts themselves. `forgot=False`
+        (a sync) empties the caches only when something was gone."""
+        gone = 0
+        for tier in (BELIEFS, LINES):
+            index = self._index(tier)
+            if index is None:
+                continue
+            held = index.ids()  # before the read: a row added meanwhile is not "gone"
+            async with self._store.transaction() as tx:
+                kept = {int(r["id"]) for r in await Census(tx).select(
+                    tier.vectors, f"{tier.key} AS id")}
+            index.remove(held - kept)
+            gone += len(held - kept)
+        if forgot or gone:
+            forget_cached_texts()
+
+    async def _forgets(self) -> int:
         async with self._store.transaction() as tx:
-            kept = {int(r["turn_id"]) for r in await Census(tx).select(
-                "turn_vectors", "turn_id")}
-        lines.remove(lines.ids() - kept)
+            rows = await Census(tx).select("tombstones", "count(*) AS n")
+        return int(rows[0]["n"])
 
     async def sync(self) -> None:
         """Take in beliefs and lines another process wrote (`hearth tick`, `hearth remember`
         or `hearth chat` while the bot runs): their vectors join this process's matrices, so
-        semantic recall finds them. Reads only ids until it finds rows the matrices lack."""
+        semantic recall finds them. Reads only ids until it finds rows the matrices lack.
+        What another process forgot meanwhile leaves this one's memory too (`prune`)."""
+        forgets = await self._forgets()
+        await self.prune(forgot=forgets != self._forgets_seen)
+        self._forgets_seen = forgets
         for tier in (BELIEFS, LINES):
             index = self._index(tier)
             if index is None:

@@ -197,3 +197,28 @@ async def test_each_concept_is_a_book_from_the_module_named_after_it(tmp_path: P
 def test_what_remains_of_memory_is_a_small_object() -> None:
     lines = (ROOT / "memory" / "facade.py").read_text().count("\n")
     assert lines < 300
+
+
+# Memoised functions whose arguments are not remembered text: a secret and a purpose, a row id,
+# the tokenizer's file, a lore key of the soul's own files.
+NOT_TEXT_CACHES = {"memory/receipts.py:_subkey", "memory/gate.py:ref_for",
+                   "soul/tokens.py:_tokenizer", "soul/files.py:_key_pattern"}
+
+
+def test_every_memo_of_text_is_one_a_forget_empties() -> None:
+    """A cache keyed by texts keeps a copy of them: made with `text_cache`, a forget empties
+    it; made with `functools.lru_cache` or `cache`, a forgotten line would outlive its forget."""
+    memos = set()
+    for package in ("memory", "soul", "bot"):
+        for path in _sources(package):
+            tree = ast.parse(path.read_text(), filename=str(path))
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    continue
+                for decorator in node.decorator_list:
+                    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                    name = target.attr if isinstance(target, ast.Attribute) else getattr(
+                        target, "id", "")
+                    if name in {"lru_cache", "cache"}:
+                        memos.add(f"{path.relative_to(ROOT)}:{node.name}")
+    assert memos == NOT_TEXT_CACHES

@@ -13,6 +13,7 @@ import pytest
 from memory import (
     SHARED,
     Grant,
+    Memory,
     Quoted,
     Recalled,
     Role,
@@ -24,7 +25,7 @@ from memory import (
 from memory.embedder import Vectors
 from memory.models import Activity, Person
 from tests.helpers import HashEmbedder
-from tests.memory.test_recall import Home, open_home
+from tests.memory.test_recall import T0, Home, open_home
 
 
 @pytest.fixture(params=["semantic", "keywords"])
@@ -215,13 +216,38 @@ async def test_a_line_alike_in_meaning_alone_is_related_but_not_told_as_a_memory
 
 
 async def test_a_forgotten_line_leaves_no_copy_in_recalls_word_cache(home: Home) -> None:
-    from memory.terms import document  # noqa: PLC0415 -- the cache itself is what is checked
+    from memory.terms import cached_texts  # noqa: PLC0415 -- the caches are what is checked
 
     await say(home, home.bob, "My locker code at the pool is behind the green towel")
     assert lines(await home.memory.recall.recollect(home.dm(home.bob), "locker at the pool"))
-    cached = document.cache_info().currsize
-    assert cached > 0  # control: recall did cache the line's words
+    assert cached_texts() > 0  # control: recall did cache the line's words
     await home.memory.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "locker code")
-    assert document.cache_info().currsize == 0  # the text was a key of the cache: gone
+    assert cached_texts() == 0  # the text was a key of the caches: gone
     assert lines(await home.memory.recall.recollect(home.dm(home.bob), "locker at the pool")) == []
 
+
+
+async def test_what_another_process_forgot_leaves_this_one_at_its_next_sync(
+    tmp_path: Path,
+) -> None:
+    from memory.terms import cached_texts, document  # noqa: PLC0415 -- the caches are checked
+
+    bot = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder())
+    cli = await Memory.open(tmp_path / "hearth.db", embedder=HashEmbedder(), clock=lambda: T0)
+    try:
+        said = await say(bot, bot.bob, "My locker code at the pool is behind the green towel")
+        await bot.memory.recall.recollect(bot.dm(bot.bob), "locker at the pool")
+        assert bot.memory.vectors.lines is not None and bot.memory.vectors.lines.has(said)
+        await bot.memory.vectors.sync()
+        document("words the bot process read since")
+        await bot.memory.vectors.sync()
+        assert cached_texts() > 0  # control: a sync with nothing forgotten keeps the caches
+        await cli.forgetting.forget(bot.dm(bot.bob, Activity.MEMBER_INSPECT), "locker code")
+        document("words the bot process read since")  # the caches are the process's own
+        assert bot.memory.vectors.lines.has(said)  # the bot has not looked yet
+        await bot.memory.vectors.sync()
+        assert not bot.memory.vectors.lines.has(said)
+        assert cached_texts() == 0
+    finally:
+        await cli.close()
+        await bot.memory.close()

@@ -28,6 +28,7 @@ their own, `recall_lines`).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -200,37 +201,47 @@ class RecallBook:
     async def _recall(self, ctx: AccessContext, query: str, *, limit: int,
                       as_of: datetime | None, lines: bool) -> list[Recalled | Quoted]:
         terms = query_terms(query)
-        # A question of stopwords and signs alone asks about nothing.
-        similar = await self._vectors.similar(ctx, query, CANDIDATES) if terms else None
         now = self._now()
         when = (now if as_of is None else as_utc(as_of)).isoformat()
-        async with self._gate.read(ctx, "recall", query) as read:
-            asking = _Asking(query, read.ctx.actor, Roster(await read.members()))
-            tiers = ("beliefs", "turns") if lines else ("beliefs",)
-            weights: dict[str, list[float]] = {}
-            found: list[_Candidate] = []
-            for tier in tiers if terms else ():
-                keyword = await read.keyword(tier, [t.fts() for t in terms], TERM_CAP)
-                weights[tier] = [idf(keyword.documents, df) for df in keyword.frequencies]
-                ids = _best_by_weight(keyword.ids, weights[tier])
-                nearest = {} if similar is None else (
-                    similar.beliefs if tier == "beliefs" else similar.lines)
-                ids = sorted(set(ids) | set(nearest))
-                if not ids:
-                    continue
-                if tier == "beliefs":
-                    found += await _beliefs(read, ids, when, now, nearest)
-                else:
-                    found += await _lines(read, ids, when, nearest)
-            for tier, candidates in _by_tier(found).items():
-                _score_keywords(terms, weights[tier], candidates, asking.roster)
-            ranked = _fuse(found, asking, now, await _recently_recalled(read))
-            top = _recalled(ranked, asking, similar, limit)
-            beliefs = [c.belief.belief.belief_id for c in top if c.belief is not None]
-            read.returned(beliefs, [c.scope for c in top if c.belief is not None])
-            quoted = [c for c in top if c.belief is None]
-            read.returned([c.key[1] for c in quoted], [c.scope for c in quoted],
-                          method=LINES_METHOD)
+        # The query embeds on memory's CPU thread while the database thread reads the keyword
+        # statistics (a question of stopwords and signs alone asks about nothing).
+        embedding = asyncio.ensure_future(self._vectors.similar(ctx, query, CANDIDATES)) if (
+            terms) else None
+        try:
+            async with self._gate.read(ctx, "recall", query) as read:
+                asking = _Asking(query, read.ctx.actor, Roster(await read.members()))
+                tiers = ("beliefs", "turns") if lines and terms else ("beliefs",) if terms else ()
+                keywords = {tier: await read.keyword(tier, [t.fts() for t in terms], TERM_CAP)
+                            for tier in tiers}
+                similar = None if embedding is None else await embedding
+                weights: dict[str, list[float]] = {}
+                found: list[_Candidate] = []
+                for tier, keyword in keywords.items():
+                    weights[tier] = [idf(keyword.documents, df) for df in keyword.frequencies]
+                    ids = _best_by_weight(keyword.ids, weights[tier])
+                    nearest = {} if similar is None else (
+                        similar.beliefs if tier == "beliefs" else similar.lines)
+                    ids = sorted(set(ids) | set(nearest))
+                    if not ids:
+                        continue
+                    if tier == "beliefs":
+                        found += await _beliefs(read, ids, when, now, nearest)
+                    else:
+                        found += await _lines(read, ids, when, nearest)
+                for tier, candidates in _by_tier(found).items():
+                    _score_keywords(terms, weights[tier], candidates, asking.roster)
+                ranked = _fuse(found, asking, now, await _recently_recalled(read))
+                top = _recalled(ranked, asking, similar, limit)
+                beliefs = [c.belief.belief.belief_id for c in top if c.belief is not None]
+                read.returned(beliefs, [c.scope for c in top if c.belief is not None])
+                quoted = [c for c in top if c.belief is None]
+                read.returned([c.key[1] for c in quoted], [c.scope for c in quoted],
+                              method=LINES_METHOD)
+        finally:  # a read that failed leaves no embedding behind, running or unawaited
+            if embedding is not None and not embedding.done():
+                embedding.cancel()
+            elif embedding is not None and not embedding.cancelled():
+                embedding.exception()
         return [_result(c) for c in top]
 
 

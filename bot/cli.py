@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import os
@@ -773,6 +774,10 @@ async def _serve_app(config: BotConfig, memory: Memory, soul: Soul, gateway: Gat
     from bot import app as telegram_app  # noqa: PLC0415
 
     app = telegram_app.build_application(config, memory=memory, soul=soul, model=gateway)
+    # What start-up loaded (the model, the matrices, the libraries) lives as long as the bot:
+    # kept out of the collector, a full collection no longer walks it and stalls the event
+    # loop (measured: one full pass took 300 ms, about once every 300 recalls).
+    gc.freeze()
 
     def ready(username: str) -> None:
         sys.stderr.write(f"hearth: running as @{username}\n")

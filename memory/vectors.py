@@ -28,6 +28,7 @@ from memory.terms import forget_cached_texts
 T = TypeVar("T")
 Matrix = npt.NDArray[np.float32]
 BLOCK = 500
+JUST_EMBEDDED = 4  # lines whose vectors wait for the recall that answers them
 SAME_TEXT = 0.9999  # cosine similarity of a text to itself, give or take rounding
 
 
@@ -212,6 +213,11 @@ class VectorBook:
         self.lines: VectorIndex | None = None if embedder is None else VectorIndex(embedder.dim)
         self._unembedded: set[int] = set()  # forgotten lines: nothing left to embed
         self._forgets_seen: int | None = None  # tombstones at the last sync
+        # The vectors of the last few lines stored one by one, each kept until a recall asks
+        # with the same words (the reply to a line recalls with that line): embedded once.
+        # Only a reader who may see the line takes its vector: no one learns, by how soon
+        # their recall answers, what someone else just said.
+        self._just_embedded: dict[str, tuple[str, Matrix]] = {}
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -232,7 +238,12 @@ class VectorBook:
     async def similar(self, ctx: AccessContext, query: str, top: int) -> Similar | None:
         """The reader's visible beliefs and lines nearest `query`, `top` of each per scope
         (None without an embedder)."""
-        vector = await self.embed([query]) if query.strip() else None
+        said = self._just_embedded.get(query)
+        vector = None
+        if said is not None and said[0] in wall.visible_scopes(ctx):
+            vector = self._just_embedded.pop(query)[1]
+        elif query.strip():
+            vector = await self.embed([query])
         beliefs, lines = self.index, self.lines
         if vector is None or beliefs is None or lines is None:
             return None
@@ -262,6 +273,7 @@ class VectorBook:
         (`memory.terms.text_cache`), which are keyed by the texts themselves. `forgot=False`
         (a sync) empties the caches only when something was gone."""
         gone = 0
+        self._just_embedded.clear()
         for tier in (BELIEFS, LINES):
             index = self._index(tier)
             if index is None:
@@ -387,3 +399,7 @@ class VectorBook:
                 by_scope.setdefault(scope, []).append(i)
         for scope, rows in by_scope.items():
             index.add(scope, [items[i][0] for i in rows], vectors[rows])
+        if tier is LINES and len(items) == 1 and items[0][0] in alive:
+            self._just_embedded[items[0][2]] = (items[0][1], vectors[:1])
+            while len(self._just_embedded) > JUST_EMBEDDED:
+                del self._just_embedded[next(iter(self._just_embedded))]

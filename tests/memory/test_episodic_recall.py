@@ -251,3 +251,36 @@ async def test_what_another_process_forgot_leaves_this_one_at_its_next_sync(
     finally:
         await cli.close()
         await bot.memory.close()
+
+
+class CountingEmbedder(HashEmbedder):
+    def __init__(self) -> None:
+        self.embedded: list[str] = []
+
+    def embed(self, texts: list[str]) -> Vectors:
+        self.embedded += texts
+        return super().embed(texts)
+
+
+async def test_the_reply_to_a_line_recalls_with_its_vector_and_no_one_else_takes_it(
+    tmp_path: Path,
+) -> None:
+    embedder = CountingEmbedder()
+    built = await open_home(tmp_path / "hearth.db", embedder=embedder)
+    try:
+        said = "Is the green kettle still broken"
+        await say(built, built.bob, "The green kettle is broken again")
+        await say(built, built.bob, said)
+        found = await built.memory.recall.recollect(built.dm(built.bob), said)
+        assert lines(found)[:1] == ["The green kettle is broken again"]
+        assert embedder.embedded.count(said) == 1  # stored and recalled with one embedding
+        await say(built, built.bob, said)
+        # Alice may not see Bob's line, so her recall with his very words embeds its own.
+        await built.memory.recall.recollect(built.dm(built.alice), said)
+        assert embedder.embedded.count(said) == 3
+        # And Bob's, whose line it is, takes the vector that waited for him.
+        found = await built.memory.recall.recollect(built.dm(built.bob), said)
+        assert lines(found)[:1] == ["The green kettle is broken again"]
+        assert embedder.embedded.count(said) == 3
+    finally:
+        await built.memory.close()

@@ -34,6 +34,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import combinations
 
 from memory.beliefs import belief_from_row, normalize
 from memory.gate import Gate, Read
@@ -56,6 +57,10 @@ TERM_CAP = 500  # ids fetched per query word (its newest, when more match: a wor
 # weighs almost nothing in BM25)
 BM25_K1 = 1.2
 BM25_B = 0.75
+# A member's two sure items this alike (cosine) are one thing said again, and the newer holds
+# now (`_newer_first`). bench.household_memory: 0.60 leaves most updates told stale-first;
+# 0.50 also puts a later follow-up ("knee still sore after the physio") above the fact.
+SUPERSEDES = 0.55
 RRF_K = 20  # reciprocal-rank fusion's constant: small, so the first ranks of either list lead
 # Adjustments, each a small multiple of the fused score.
 CONFIDENCE_WEIGHT = 0.10
@@ -231,7 +236,7 @@ class RecallBook:
                 for tier, candidates in _by_tier(found).items():
                     _score_keywords(terms, weights[tier], candidates, asking.roster)
                 ranked = _fuse(found, asking, now, await _recently_recalled(read))
-                top = _recalled(ranked, asking, similar, limit)
+                top = _newer_first(_recalled(ranked, asking, similar, limit), self._vectors)
                 beliefs = [c.belief.belief.belief_id for c in top if c.belief is not None]
                 read.returned(beliefs, [c.scope for c in top if c.belief is not None])
                 quoted = [c for c in top if c.belief is None]
@@ -411,6 +416,32 @@ def _recalled(ranked: list[_Candidate], asking: _Asking, similar: Similar | None
     for c in top:
         c.sure = _sure(c, asking, spread, _gap(c, considered))
     return top
+
+
+def _newer_first(top: list[_Candidate], vectors: VectorBook) -> list[_Candidate]:
+    """The sure items with a member's newer word on a thing before their older one: when one
+    speaker's two sure items in one scope are alike enough to be the same thing said again
+    (`SUPERSEDES`), the newer holds now ("the plumber is coming on Wednesday instead" over
+    "the plumber is coming on Monday"), whatever their scores. Other items keep their places."""
+    sure = [c for c in top if c.sure]
+    alike = vectors.alike([c.key for c in sure])
+    if len(alike) < 2:
+        return top
+    order = list(sure)
+    for _ in range(len(order) ** 2):  # a bound: "alike" is not transitive
+        moved = False
+        for i, j in combinations(range(len(order)), 2):
+            older, newer = order[i], order[j]
+            if (newer.at > older.at and newer.speaker == older.speaker
+                    and newer.scope == older.scope and alike.get((older.key, newer.key),
+                                                                 0.0) >= SUPERSEDES):
+                order.insert(i, order.pop(j))
+                moved = True
+                break
+        if not moved:
+            break
+    slots = iter(order)
+    return [next(slots) if c.sure else c for c in top]
 
 
 def _gap(c: _Candidate, considered: Sequence[_Candidate]) -> float:

@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import TypeVar
 
 import numpy as np
@@ -175,6 +176,19 @@ class VectorIndex:
     def ids(self) -> set[int]:
         return set(self.where)
 
+    def vectors(self, ids: Iterable[int]) -> dict[int, Matrix]:
+        """The vectors of these rows (those the index holds), by id."""
+        out: dict[int, Matrix] = {}
+        for row_id in ids:
+            scope = self.where.get(row_id)
+            if scope is None:
+                continue
+            block = self.scopes[scope]
+            at = np.flatnonzero(block.ids[: block.size] == row_id)
+            if len(at):
+                out[row_id] = block.matrix[int(at[0])]
+        return out
+
 
 @dataclass(frozen=True)
 class Tier:
@@ -266,6 +280,22 @@ class VectorBook:
     def remove(self, belief_ids: Iterable[int]) -> None:
         if self.index is not None:
             self.index.remove(belief_ids)
+
+    def alike(self, keys: Sequence[tuple[str, int]]) -> dict[
+        tuple[tuple[str, int], tuple[str, int]], float
+    ]:
+        """How alike each two of these rows are (cosine of their vectors), both ways round;
+        keys are (table, id) of beliefs and lines already read through the gate. Rows without
+        a vector (no embedder) are left out."""
+        found: dict[tuple[str, int], Matrix] = {}
+        for table, index in ((BELIEFS.table, self.index), (LINES.table, self.lines)):
+            if index is not None:
+                got = index.vectors(row_id for tier, row_id in keys if tier == table)
+                found.update(((table, row_id), v) for row_id, v in got.items())
+        pairs: dict[tuple[tuple[str, int], tuple[str, int]], float] = {}
+        for a, b in combinations(found, 2):
+            pairs[(a, b)] = pairs[(b, a)] = float(found[a] @ found[b])
+        return pairs
 
     async def prune(self, *, forgot: bool = True) -> None:
         """Drop from memory what the store no longer has: the vectors of beliefs and lines a

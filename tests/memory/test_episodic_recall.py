@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 
 from memory import (
     SHARED,
+    AccessContext,
     Grant,
     Memory,
     Quoted,
@@ -284,3 +286,43 @@ async def test_the_reply_to_a_line_recalls_with_its_vector_and_no_one_else_takes
         assert embedder.embedded.count(said) == 3
     finally:
         await built.memory.close()
+
+
+@pytest.mark.parametrize("who", ["bob", "alice"])
+async def test_a_members_newer_word_on_a_thing_is_told_before_the_older(
+    tmp_path: Path, who: str
+) -> None:
+    now = [T0]
+    memory = await Memory.open(tmp_path / "hearth.db", embedder=HashEmbedder(), create=True,
+                               clock=lambda: now[0])
+    try:
+        bob = await memory.people.add("Bob", telegram_id=1002)
+        alice = await memory.people.add("Alice", telegram_id=1003)
+        for i in range(20):  # what an unrelated line scores, for the margin to stand out from
+            await say_as(memory, bob, f"Unrelated chatter number {i} about the weather")
+        await memory.beliefs.remember(bob.person_id,
+                                      "The plumber is coming on Monday to fix the shower")
+        now[0] = T0 + timedelta(days=2)
+        newer = "The plumber is coming on Wednesday to fix the shower"
+        if who == "bob":
+            await say_as(memory, bob, newer)
+        else:  # the control: another member's word, in the group, is not Bob's update
+            await say_as(memory, alice, newer, group=True)
+        found = await memory.recall.recollect(
+            AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "test"),
+            "When is the plumber coming to fix the shower?")
+        told = [item for item in found if item.sure]
+        assert len(told) == 2
+        first = told[0]
+        if who == "bob":
+            assert isinstance(first, Quoted) and first.turn.text == newer
+        else:
+            assert isinstance(first, Recalled) and "Monday" in first.belief.proposition
+    finally:
+        await memory.close()
+
+
+async def say_as(memory: Memory, person: Person, text: str, *, group: bool = False) -> int:
+    return await memory.transcript.append(
+        chat_id=group_chat() if group else dm_chat(person), speaker_id=person.person_id,
+        role=Role.USER, scope=SHARED if group else private_scope(person.person_id), text=text)

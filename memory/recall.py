@@ -422,7 +422,9 @@ def _newer_first(top: list[_Candidate], vectors: VectorBook) -> list[_Candidate]
     """The sure items with a member's newer word on a thing before their older one: when one
     speaker's two sure items in one scope are alike enough to be the same thing said again
     (`SUPERSEDES`), the newer holds now ("the plumber is coming on Wednesday instead" over
-    "the plumber is coming on Monday"), whatever their scores. Other items keep their places."""
+    "the plumber is coming on Monday"), whatever their scores. A shared belief speaks for the
+    household, so the newer of two alike household facts holds too. Other items keep their
+    places."""
     sure = [c for c in top if c.sure]
     alike = vectors.alike([c.key for c in sure])
     if len(alike) < 2:

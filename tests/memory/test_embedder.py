@@ -77,8 +77,12 @@ async def test_vectors_survive_a_restart_and_are_searched_only_behind_the_wall(
 def test_one_text_alone_gets_the_vector_it_gets_among_others(minilm: MiniLMEmbedder) -> None:
     texts = ["When is Maya's German oral exam?", "the kettle is broken",
              "a long line " + "about the garden and the shed and the fence " * 60]
+    import torch  # noqa: PLC0415 -- loaded with the model
+
+    threads = torch.get_num_threads()
     together = minilm.embed(texts)
     for i, text in enumerate(texts):
         alone = minilm.embed([text])
         assert alone.shape == (1, 384) and alone.dtype == np.float32
         assert float(alone[0] @ together[i]) > 0.99999
+    assert torch.get_num_threads() == threads  # one text runs on one; batches keep them all

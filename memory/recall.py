@@ -215,7 +215,7 @@ class RecallBook:
         try:
             async with self._gate.read(ctx, "recall", query) as read:
                 asking = _Asking(query, read.ctx.actor, Roster(await read.members()))
-                tiers = ("beliefs", "turns") if lines and terms else ("beliefs",) if terms else ()
+                tiers = (("beliefs", "turns") if lines else ("beliefs",)) if terms else ()
                 keywords = {tier: await read.keyword(tier, [t.fts() for t in terms], TERM_CAP)
                             for tier in tiers}
                 similar = None if embedding is None else await embedding
@@ -427,7 +427,7 @@ def _newer_first(top: list[_Candidate], vectors: VectorBook) -> list[_Candidate]
     places."""
     sure = [c for c in top if c.sure]
     alike = vectors.alike([c.key for c in sure])
-    if len(alike) < 2:
+    if not alike:
         return top
     order = list(sure)
     for _ in range(len(order) ** 2):  # a bound: "alike" is not transitive

@@ -230,7 +230,7 @@ def _bare(token: str) -> str:
 
 
 def _all_stems(text: str) -> set[str]:
-    return {s for token in _WORD.findall(text.casefold()) for s in stems(_bare(token))}
+    return {s for word in _persons(text)[0] for s in stems(word)}
 
 
 # "My" in the four languages: what follows it belongs to the speaker.

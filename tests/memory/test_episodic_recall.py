@@ -41,9 +41,7 @@ async def home(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[
 
 
 async def say(home: Home, person: Person, text: str, *, group: bool = False) -> int:
-    return await home.memory.transcript.append(
-        chat_id=group_chat() if group else dm_chat(person), speaker_id=person.person_id,
-        role=Role.USER, scope=SHARED if group else private_scope(person.person_id), text=text)
+    return await say_as(home.memory, person, text, group=group)
 
 
 def lines(found: list[Recalled | Quoted]) -> list[str]:

@@ -271,8 +271,8 @@ class Lane:
                       if t.at >= since]
             summary = await memory.summaries.get(ctx, reminder.chat_id)
             query = " ".join(t.text for t in recent if t.role == "user")[-500:] or None
-        memories = (await memory.recall.search(ctx, query, limit=RECALL_LIMIT)
-                    if query else [])
+        memories = ([m for m in await memory.recall.search(ctx, query, limit=RECALL_LIMIT)
+                     if m.sure] if query else [])
         partner = await memory.beliefs.about(ctx, person.person_id, limit=6)
         intent = Intent(speaker=person, chat_id=reminder.chat_id, group=group,
                         text=instruction.replace("{name}", person.name), now=now)

@@ -3,6 +3,7 @@ and a ranking that nothing behind the wall can shape."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -201,7 +202,41 @@ async def test_the_repetition_penalty_lapses_after_a_few_other_recalls(home: Hom
     for other in ("cello lessons", "recycling Thursday", "lapsang tea"):
         await home.memory.recall.search(ctx, other)
     again = await home.memory.recall.search(ctx, "the family dog Biscuit")
-    assert shape(again) == shape(first)
+    assert shape(again)[0] == shape(first)[0]  # the dog, back to its first score
+
+
+async def test_a_question_with_an_answer_gets_the_rest_after_it_never_sure_and_receipted(
+    home: Home,
+) -> None:
+    ids = await seed(home)
+    ctx = home.dm(home.bob)
+    found = await home.memory.recall.search(ctx, "the family dog Biscuit", limit=len(FACTS))
+    assert found[0].belief.belief_id == ids["The family dog is called Biscuit"]
+    assert found[0].sure
+    rest = found[1:]
+    assert rest and not any(r.sure for r in rest)  # related in no way: returned, never told
+    assert [r.score for r in found] == sorted((r.score for r in found), reverse=True)
+    with sqlite3.connect(home.memory.path) as conn:
+        receipted = [i for (ids_json,) in conn.execute(
+            "SELECT returned_ids FROM receipts WHERE method LIKE 'recall%'")
+            for i in json.loads(ids_json)]
+    assert sorted(receipted) == sorted(r.belief.belief_id for r in found)
+
+
+async def test_a_belief_that_only_filled_a_recall_is_not_penalised_as_said_again(
+    home: Home,
+) -> None:
+    ids = await seed(home)
+    cello = ids["Olivia is learning to play the cello"]
+    ctx = home.dm(home.bob)
+    filled = await home.memory.recall.search(ctx, "the family dog Biscuit", limit=len(FACTS))
+    assert [r.sure for r in filled if r.belief.belief_id == cello] == [False]
+    bob = await home.memory.recall.search(ctx, "Olivia cello")
+    fresh = await home.memory.recall.search(home.dm(home.alice), "Olivia cello")
+    assert bob[0].belief.belief_id == fresh[0].belief.belief_id == cello
+    assert bob[0].score == fresh[0].score
+    again = await home.memory.recall.search(ctx, "Olivia cello")  # control: it was told
+    assert again[0].score < bob[0].score
 
 
 # --- nothing behind the wall shapes what a member sees -------------------------------------

@@ -162,3 +162,31 @@ async def test_a_checkin_draws_on_what_the_member_said_lately_within_the_lens(
     await h.memory.grants.give(bob.person_id, Activity.PROACTIVE, Sensitivity.HEALTH)
     prompt = await checkin()
     assert "insulin" in prompt and "Oslo" not in prompt
+
+
+async def test_a_checkin_carries_only_what_recall_was_sure_of(
+    home: tuple[Household, TestClock, Echo],
+) -> None:
+    h, clock, model = home
+    bob = h.bob
+    await h.memory.transcript.append(chat_id=dm_chat(bob), speaker_id=bob.person_id,
+                                     role=Role.USER, scope=private_scope(bob.person_id),
+                                     text="I repotted the fern on the balcony")
+    await h.memory.beliefs.remember(h.owner.person_id, "The balcony fern came from grandma",
+                                    shared=True)
+    await h.memory.beliefs.remember(h.owner.person_id,
+                                    "The recycling goes out on Thursday mornings", shared=True)
+    lane = Lane(h.memory, SOUL, model, texts.REMINDER_WORDS, ZONE)
+    wall = (clock() + timedelta(minutes=1)).strftime("%H:%M")
+    await h.memory.reminders.set_checkin(
+        bob.person_id, scope=private_scope(bob.person_id), chat_id=dm_chat(bob),
+        telegram_chat=1002, zone="UTC", wall=wall,
+        due=next_occurrence("daily", wall, clock(), ZoneInfo("UTC")),
+    )
+    clock.advance(timedelta(minutes=1))
+    assert len(await lane.run_due(clock())) == 1
+    ctx = h.dm(bob)
+    found = await h.memory.recall.search(ctx, "I repotted the fern on the balcony")
+    assert [r.sure for r in found if "recycling" in r.belief.proposition] == [False]
+    assert "came from grandma" in model.prompts[-1]  # positive control: what recall was sure of
+    assert "recycling" not in model.prompts[-1]  # related in no way: recall only filled with it

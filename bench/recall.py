@@ -13,6 +13,7 @@ import random
 import resource
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from memory import (
     AccessContext,
     Activity,
     Assertion,
+    Embedder,
     Memory,
     Person,
     Provenance,
@@ -113,6 +115,37 @@ async def measure(memory: Memory, readers: list[AccessContext], rng: random.Rand
     return timings
 
 
+def embedding_beside_python(embedder: Embedder, queries: int = 40) -> dict[str, object]:
+    """One query's embedding alone, and while another thread runs Python (what the event loop
+    or a database thread does while a recall embeds): it must not wait on the GIL."""
+    def timed() -> list[float]:
+        out = []
+        for i in range(queries):
+            start = time.perf_counter()
+            embedder.embed([QUERIES[i % len(QUERIES)]])
+            out.append((time.perf_counter() - start) * 1000)
+        return out
+
+    timed()  # warm-up
+    alone = timed()
+    stop = threading.Event()
+
+    def python() -> None:
+        while not stop.is_set():
+            sum(range(1000))
+
+    busy = threading.Thread(target=python)
+    busy.start()
+    try:
+        beside = timed()
+    finally:
+        stop.set()
+        busy.join()
+    return {"bench": "recall_query_embedding", "alone_p50_ms": round(percentile(alone, 0.5), 2),
+            "beside_python_p50_ms": round(percentile(beside, 0.5), 2), "queries": queries,
+            "embedder": embedder.name}
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -168,6 +201,11 @@ def main() -> None:
     results = asyncio.run(run(sizes, args.queries, args.embedder))
     print_report(results, [("beliefs", "beliefs"), ("p50_ms", "p50 ms"), ("p95_ms", "p95 ms"),
                            ("rss_mb", "rss MB")])
+    embedder = make_embedder(args.embedder)
+    if embedder is not None:
+        print_report([embedding_beside_python(embedder)],
+                     [("alone_p50_ms", "query alone ms"),
+                      ("beside_python_p50_ms", "beside Python ms")])
 
 
 if __name__ == "__main__":

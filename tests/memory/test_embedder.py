@@ -74,8 +74,17 @@ async def test_vectors_survive_a_restart_and_are_searched_only_behind_the_wall(
         await memory.close()
 
 
+def test_a_fresh_models_first_text_alone_gets_the_vector_a_batch_gives_it() -> None:
+    fresh = MiniLMEmbedder()  # nothing has run through its tokenizer yet
+    texts = ["Who is my GP?", "a long line " + "about the garden and the shed " * 80]
+    alone = [fresh.embed([text])[0] for text in texts]
+    together = fresh.embed(texts)
+    assert [float(a @ b) > 0.99999 for a, b in zip(alone, together, strict=True)] == [True, True]
+
+
 def test_one_text_alone_gets_the_vector_it_gets_among_others(minilm: MiniLMEmbedder) -> None:
-    texts = ["When is Maya's German oral exam?", "the kettle is broken",
+    texts = ["When is Maya's German oral exam?", "the kettle is broken", "",
+             "Ich vermisse die Käsespätzle von meiner Oma 🧀 so sehr.",
              "a long line " + "about the garden and the shed and the fence " * 60]
     import torch  # noqa: PLC0415 -- loaded with the model
 

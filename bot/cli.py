@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from soul.proactive import Lane
     from soul.reminders import Desk
 from memory import (
+    RECALL_LIMIT,
     SHARED,
     AccessContext,
     Activity,
@@ -102,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
     recall.add_argument("--as", dest="as_name", required=True, metavar="NAME")
     recall.add_argument("--group", action="store_true", help="read for the household group")
     recall.add_argument("--activity", choices=_ACTIVITIES, default=None)
-    recall.add_argument("--limit", type=int, default=8)
+    recall.add_argument("--limit", type=int, default=RECALL_LIMIT)
     recall.add_argument("query", nargs="+")
 
     inspect = command("inspect", "what she knows about NAME, as NAME may see it")

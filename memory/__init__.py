@@ -46,6 +46,7 @@ from memory.models import (
     scope_owner,
 )
 from memory.preferences import Preferences
+from memory.recall import DEFAULT_LIMIT as RECALL_LIMIT
 from memory.reminders import Firing, Listed, Reminder
 from memory.terms import text_cache
 from memory.transcript import MAX_TURN_CHARS
@@ -77,6 +78,7 @@ __all__ = [
     "Preferences",
     "Provenance",
     "Quoted",
+    "RECALL_LIMIT",
     "Recalled",
     "Receipt",
     "Reminder",

@@ -113,7 +113,7 @@ UNRELATED_WEIGHT = 0.5
 PRIOR_MEAN = 0.10
 PRIOR_DEVIATION = 0.10
 PRIOR_ROWS = 16
-DEFAULT_LIMIT = 8
+DEFAULT_LIMIT = 10  # what a caller that names no limit gets: a top ten
 LINES_METHOD = "recall_lines"
 # The beliefs that only fill the limit after the related ones get a receipt of their own, so the
 # repetition penalty (which reads the "recall" receipts) weighs only what could have been told.

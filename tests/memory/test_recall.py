@@ -264,7 +264,7 @@ async def test_another_members_private_beliefs_never_change_what_a_member_sees(
         assert alice_before and group_before
 
         await _crowd_bobs_private_scope(home)
-        assert len(await home.memory.recall.search(home.dm(home.bob, actor="probe-0"), query)) == 8
+        assert len(await home.memory.recall.search(home.dm(home.bob, actor="probe-0"), query)) == 10
 
         alice_after = await home.memory.recall.search(home.dm(home.alice, actor="probe-2"), query)
         group_after = await home.memory.recall.search(home.group(actor="probe-2"), query)
@@ -336,7 +336,7 @@ async def test_limit_is_honoured(home: Home) -> None:
                 f"Bob planted tulip bulb number {i}")
     ctx = home.dm(home.bob)
     assert len(await home.memory.recall.search(ctx, "tulip bulb", limit=3)) == 3
-    assert len(await home.memory.recall.search(ctx, "tulip bulb")) == 8
+    assert len(await home.memory.recall.search(ctx, "tulip bulb")) == 10
     assert len(await home.memory.recall.search(ctx, "tulip bulb", limit=50)) == 12
     assert await home.memory.recall.search(ctx, "tulip bulb", limit=0) == []
 

@@ -264,7 +264,8 @@ async def test_another_members_private_beliefs_never_change_what_a_member_sees(
         assert alice_before and group_before
 
         await _crowd_bobs_private_scope(home)
-        assert len(await home.memory.recall.search(home.dm(home.bob, actor="probe-0"), query)) == 10
+        bobs = await home.memory.recall.search(home.dm(home.bob, actor="probe-0"), query)
+        assert len(bobs) == 10
 
         alice_after = await home.memory.recall.search(home.dm(home.alice, actor="probe-2"), query)
         group_after = await home.memory.recall.search(home.group(actor="probe-2"), query)

@@ -151,12 +151,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def run(sizes: list[int], queries: int, embedder_name: str) -> list[dict[str, object]]:
+async def run(sizes: list[int], queries: int, embedder_name: str,
+              embedder: Embedder | None) -> list[dict[str, object]]:
     rng = random.Random(20261130)
     results: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory() as folder:
         memory = await Memory.open(Path(folder) / "bench.db", create=True,
-                                   embedder=make_embedder(embedder_name))
+                                   embedder=embedder)
         try:
             people = [await memory.people.add(n, owner=i == 0) for i, n in enumerate(MEMBERS)]
             scopes = [SHARED, *(private_scope(p.person_id) for p in people)]
@@ -198,10 +199,10 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "none"])
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    results = asyncio.run(run(sizes, args.queries, args.embedder))
+    embedder = make_embedder(args.embedder)  # loaded once, for the sizes and the last table
+    results = asyncio.run(run(sizes, args.queries, args.embedder, embedder))
     print_report(results, [("beliefs", "beliefs"), ("p50_ms", "p50 ms"), ("p95_ms", "p95 ms"),
                            ("rss_mb", "rss MB")])
-    embedder = make_embedder(args.embedder)
     if embedder is not None:
         print_report([embedding_beside_python(embedder)],
                      [("alone_p50_ms", "query alone ms"),

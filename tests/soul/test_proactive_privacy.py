@@ -132,6 +132,21 @@ async def test_a_group_reminder_uses_the_shared_view_only(
     assert "secretly" not in model.prompts[-1] and "secretly" not in message
 
 
+async def _checkin(h: Household, clock: TestClock, model: Echo) -> str:
+    """Bob's daily check-in, due a minute from now, run through the lane: the prompt it wrote."""
+    bob = h.bob
+    wall = (clock() + timedelta(minutes=1)).strftime("%H:%M")
+    await h.memory.reminders.set_checkin(
+        bob.person_id, scope=private_scope(bob.person_id), chat_id=dm_chat(bob),
+        telegram_chat=1002, zone="UTC", wall=wall,
+        due=next_occurrence("daily", wall, clock(), ZoneInfo("UTC")),
+    )
+    clock.advance(timedelta(minutes=1))
+    lane = Lane(h.memory, SOUL, model, texts.REMINDER_WORDS, ZONE)
+    assert len(await lane.run_due(clock())) == 1
+    return model.prompts[-1]
+
+
 async def test_a_checkin_draws_on_what_the_member_said_lately_within_the_lens(
     home: tuple[Household, TestClock, Echo],
 ) -> None:
@@ -143,24 +158,11 @@ async def test_a_checkin_draws_on_what_the_member_said_lately_within_the_lens(
         await h.memory.transcript.append(chat_id=dm_chat(who), speaker_id=who.person_id,
                                          role=Role.USER, scope=private_scope(who.person_id),
                                          text=text)
-    lane = Lane(h.memory, SOUL, model, texts.REMINDER_WORDS, ZONE)
-
-    async def checkin() -> str:
-        wall = (clock() + timedelta(minutes=1)).strftime("%H:%M")
-        await h.memory.reminders.set_checkin(
-            bob.person_id, scope=private_scope(bob.person_id), chat_id=dm_chat(bob),
-            telegram_chat=1002, zone="UTC", wall=wall,
-            due=next_occurrence("daily", wall, clock(), ZoneInfo("UTC")),
-        )
-        clock.advance(timedelta(minutes=1))
-        assert len(await lane.run_due(clock())) == 1
-        return model.prompts[-1]
-
-    prompt = await checkin()
+    prompt = await _checkin(h, clock, model)
     assert "fern" in prompt  # positive control: what he told her lately
     assert "insulin" not in prompt and "Oslo" not in prompt
     await h.memory.grants.give(bob.person_id, Activity.PROACTIVE, Sensitivity.HEALTH)
-    prompt = await checkin()
+    prompt = await _checkin(h, clock, model)
     assert "insulin" in prompt and "Oslo" not in prompt
 
 
@@ -176,17 +178,8 @@ async def test_a_checkin_carries_only_what_recall_was_sure_of(
                                     shared=True)
     await h.memory.beliefs.remember(h.owner.person_id,
                                     "The recycling goes out on Thursday mornings", shared=True)
-    lane = Lane(h.memory, SOUL, model, texts.REMINDER_WORDS, ZONE)
-    wall = (clock() + timedelta(minutes=1)).strftime("%H:%M")
-    await h.memory.reminders.set_checkin(
-        bob.person_id, scope=private_scope(bob.person_id), chat_id=dm_chat(bob),
-        telegram_chat=1002, zone="UTC", wall=wall,
-        due=next_occurrence("daily", wall, clock(), ZoneInfo("UTC")),
-    )
-    clock.advance(timedelta(minutes=1))
-    assert len(await lane.run_due(clock())) == 1
-    ctx = h.dm(bob)
-    found = await h.memory.recall.search(ctx, "I repotted the fern on the balcony")
+    prompt = await _checkin(h, clock, model)
+    found = await h.memory.recall.search(h.dm(bob), "I repotted the fern on the balcony")
     assert [r.sure for r in found if "recycling" in r.belief.proposition] == [False]
-    assert "came from grandma" in model.prompts[-1]  # positive control: what recall was sure of
-    assert "recycling" not in model.prompts[-1]  # related in no way: recall only filled with it
+    assert "came from grandma" in prompt  # positive control: what recall was sure of
+    assert "recycling" not in prompt  # related in no way: recall only filled with it

@@ -1,4 +1,4 @@
-"""Delivering her replies from the outbox: each exactly once, in order, whatever Telegram says.
+"""Delivering her replies from the outbox: each in order, and once, whatever Telegram says.
 
 Owns: `Courier`, which sends a chat's owed replies oldest first, part by part (a long reply is
 split as `bot.replies.split_reply` splits it, and keeps that order), records each part's
@@ -7,6 +7,10 @@ fails after the request's own patience: the reply stays pending and the chat's l
 wait behind it, so order holds. A later `deliver` (the next turn in that chat, the resume job,
 the next start) picks up at the part it stopped at. A refusal that will not change (the chat
 is gone, the member blocked her) ends that reply, logged by id.
+
+Once is as far as the Bot API lets it be: a part Telegram took in the moment before its message
+id was written (a kill, a cut connection) is still pending, and goes again. That is the one part
+per chat that can repeat; the other choice, skipping it, could lose it.
 
 Must not: decide what is said, or send anything the outbox does not hold.
 """

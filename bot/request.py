@@ -8,7 +8,8 @@ reply in the outbox stays pending for a later try. Must not: retry `getUpdates` 
 loop has its own retries and must stay responsive to a stop) or "typing..." (cosmetic).
 
 A connection dropped after Telegram received the request cannot be told apart from one dropped
-before: a retry then sends that one message twice. That is the only way a part can repeat.
+before: a retry then sends that one message twice. That, and a kill in the moment between
+Telegram's answer and the outbox's record of it (`bot.outbox`), are the only ways a part repeats.
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ faults a test queued for a method:
 
 - `Fault.flood(n)`: answer 429 with `parameters.retry_after = n`, as Telegram's flood control;
 - `Fault.status(502)`: answer that status without forwarding (a gateway in trouble);
-- `Fault.drop()`: close the connection without an answer, before forwarding (a network cut).
+- `Fault.drop()`: close the connection without an answer, before forwarding (a network cut);
+- `Fault.hold()`: forward the request (Telegram takes it), then never answer: the bot waits on
+  a reply Telegram already has, as it does for a moment after every send.
 
 Faults are taken in order, one per request of that method; once a method's list is empty its
 requests pass. Each forwarded request is counted by method, so a test can tell how many sends
@@ -32,7 +34,7 @@ _REASONS = {200: "OK", 400: "Bad Request", 429: "Too Many Requests", 500: "Inter
 
 @dataclass(frozen=True)
 class Fault:
-    kind: str  # "flood", "status" or "drop"
+    kind: str  # "flood", "status", "drop" or "hold"
     value: int = 0
 
     @classmethod
@@ -46,6 +48,10 @@ class Fault:
     @classmethod
     def drop(cls) -> Fault:
         return cls("drop")
+
+    @classmethod
+    def hold(cls) -> Fault:
+        return cls("hold")
 
 
 class FaultyProxy:
@@ -129,6 +135,12 @@ class FaultyProxy:
         api_method = path.rsplit("/", 1)[-1].split("?", 1)[0].lower()
         queue = self._faults.get(api_method)
         fault = queue.popleft() if queue else None
+        if fault is not None and fault.kind == "hold":
+            await self._forward(method, path, headers, body)
+            self.forwarded[api_method] += 1
+            self.faulted[api_method] += 1
+            await reader.read()  # no answer, until the bot closes the connection (or dies)
+            return False
         if fault is not None:
             self.faulted[api_method] += 1
             if fault.kind == "drop":
@@ -142,14 +154,18 @@ class FaultyProxy:
             payload = {"ok": False, "error_code": fault.value, "description": "Bad Gateway"}
             await _write(writer, fault.value, json.dumps(payload).encode())
             return True
-        assert self._http is not None
-        forward = {k: v for k, v in headers.items() if k in ("content-type", "accept")}
-        answer = await self._http.request(method, self._upstream + path, content=body,
-                                          headers=forward)
+        answer = await self._forward(method, path, headers, body)
         self.forwarded[api_method] += 1
         await _write(writer, answer.status_code, answer.content,
                      answer.headers.get("content-type", "application/json"))
         return True
+
+    async def _forward(self, method: str, path: str, headers: dict[str, str], body: bytes
+                       ) -> httpx.Response:
+        assert self._http is not None
+        forward = {k: v for k, v in headers.items() if k in ("content-type", "accept")}
+        return await self._http.request(method, self._upstream + path, content=body,
+                                        headers=forward)
 
 
 async def _write(writer: asyncio.StreamWriter, status: int, body: bytes,

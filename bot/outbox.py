@@ -10,7 +10,8 @@ is gone, the member blocked her) ends that reply, logged by id.
 
 Once is as far as the Bot API lets it be: a part Telegram took in the moment before its message
 id was written (a kill, a cut connection) is still pending, and goes again. That is the one part
-per chat that can repeat; the other choice, skipping it, could lose it.
+per chat that can repeat; the other choice, skipping it, could lose it. A stop is not such a
+moment: it lets a part on its way finish and be recorded first (`FINISH_SECONDS`).
 
 Must not: decide what is said, or send anything the outbox does not hold.
 """
@@ -29,6 +30,9 @@ from memory import Memory, OwedReply
 log = logging.getLogger("hearth.bot")
 
 _FINAL = (BadRequest, Forbidden)
+# A stop waits this long for a part already on its way to be accepted and recorded. Within the
+# stop's bound: running turns get 4 s, then 1 s more once cancelled (`bot.ordering`).
+FINISH_SECONDS = 1.0
 
 
 class Courier:
@@ -68,8 +72,10 @@ class Courier:
                 if owed.reply_to is not None and n == 0
                 else None
             )
+            last = n == len(parts) - 1
+            attempt = asyncio.ensure_future(self._send_part(bot, owed, parts[n], reply, last))
             try:
-                message = await bot.send_message(owed.chat, parts[n], reply_parameters=reply)
+                await _finish_on_stop(attempt)
             except InvalidToken:
                 raise
             except _FINAL as exc:
@@ -82,7 +88,26 @@ class Courier:
                             owed.reply_id, type(exc).__name__)
                 await self._memory.outbox.failed_attempt(owed.reply_id, final=False)
                 return False
-            await self._memory.outbox.part_sent(
-                owed.reply_id, message.message_id, last=n == len(parts) - 1
-            )
         return True
+
+    async def _send_part(self, bot: Bot, owed: OwedReply, text: str,
+                         reply: ReplyParameters | None, last: bool) -> None:
+        message = await bot.send_message(owed.chat, text, reply_parameters=reply)
+        await self._memory.outbox.part_sent(owed.reply_id, message.message_id, last=last)
+
+
+async def _finish_on_stop(attempt: asyncio.Future[None]) -> None:
+    """Await one part's send and record. A stop (a cancel) while it runs lets it end first,
+    within FINISH_SECONDS: the part may be at Telegram already, and cut off before its
+    message id is kept it would go again after the restart."""
+    try:
+        await asyncio.shield(attempt)
+    except asyncio.CancelledError:
+        if not attempt.done():
+            try:
+                await asyncio.wait([attempt], timeout=FINISH_SECONDS)
+            finally:
+                attempt.cancel()
+        if attempt.done() and not attempt.cancelled():
+            attempt.exception()  # retrieved: the stop is what this task reports
+        raise

@@ -17,7 +17,7 @@ from telegram import Bot
 from bot import texts
 from bot.app import BotConfig, build_application, resume, serve
 from bot.context import HearthApp
-from bot.outbox import Courier
+from bot.outbox import FINISH_SECONDS, Courier
 from bot.replies import split_reply
 from bot.request import PatientRequest
 from memory import AccessContext, Activity, Delivery, Memory, Role
@@ -231,6 +231,71 @@ async def test_a_long_reply_that_fails_midway_resumes_at_the_next_part_and_sends
     assert telegram.delivered(BOB) == parts  # in order, each once
     assert await memory.outbox.pending() == []
     assert len(await memory.outbox.message_ids(owed.reply_id)) == 3
+
+
+class SlowAnswerTelegram(FakeTelegram):
+    """Takes a sendMessage at once, and answers it only when `answer` is set: the moment
+    between Telegram accepting a part and the bot hearing so, held open."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answer = asyncio.Event()
+
+    async def do_request(  # noqa: PLR0917 -- BaseRequest's own signature
+        self, url: str, method: str, request_data: Any = None, read_timeout: Any = None,
+        write_timeout: Any = None, connect_timeout: Any = None, pool_timeout: Any = None,
+    ) -> tuple[int, bytes]:
+        answered = await super().do_request(url, method, request_data, read_timeout,
+                                            write_timeout, connect_timeout, pool_timeout)
+        if url.endswith("/sendMessage"):
+            await self.answer.wait()
+        return answered
+
+
+async def test_a_stop_while_telegram_answers_a_part_lets_it_be_recorded_so_it_never_goes_twice(
+    memory: Memory,
+) -> None:
+    telegram = SlowAnswerTelegram()
+    await memory.outbox.queue(Delivery(chat=BOB), "the reply on its way")
+    bot = Bot(TOKEN, request=PatientRequest(telegram, patience=0.5, sleep=Sleeps()))
+    courier = Courier(memory)
+    async with bot:
+        delivering = asyncio.create_task(courier.deliver(bot, BOB))
+
+        async def taken() -> bool:
+            return telegram.texts(BOB) == ["the reply on its way"]
+
+        await until(taken)
+        delivering.cancel()  # the stop, while Telegram's answer is on its way
+        asyncio.get_running_loop().call_later(0.1, telegram.answer.set)
+        with pytest.raises(asyncio.CancelledError):
+            await delivering
+        assert await memory.outbox.pending() == [], "the accepted part was not recorded"
+        assert await courier.deliver(bot, BOB) is True  # the next start: nothing owed
+    assert telegram.texts(BOB) == ["the reply on its way"]
+
+
+async def test_a_stop_does_not_wait_past_its_bound_for_a_telegram_that_never_answers(
+    memory: Memory,
+) -> None:
+    telegram = SlowAnswerTelegram()  # `answer` is never set
+    await memory.outbox.queue(Delivery(chat=BOB), "the reply on its way")
+    bot = Bot(TOKEN, request=PatientRequest(telegram, patience=0.5, sleep=Sleeps()))
+    async with bot:
+        delivering = asyncio.create_task(Courier(memory).deliver(bot, BOB))
+
+        async def taken() -> bool:
+            return telegram.texts(BOB) == ["the reply on its way"]
+
+        await until(taken)
+        loop = asyncio.get_running_loop()
+        cancelled_at = loop.time()
+        delivering.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await delivering
+        assert loop.time() - cancelled_at < FINISH_SECONDS + 0.5
+    (owed,) = await memory.outbox.pending()  # not known to be accepted: kept, sent again later
+    assert owed.parts_sent == 0
 
 
 async def test_flood_control_is_waited_out_as_telegram_asks_and_a_refusal_is_not_retried(

@@ -34,7 +34,8 @@ from bot.context import HearthApp, HearthContext, Pending
 from bot.handlers import USER_FACING
 from bot.proactive import arm
 from bot.replies import split_reply
-from memory import SHARED, HearthError, Person
+from bot.request import is_transient
+from memory import SHARED, Delivery, HearthError, Person
 from soul.when import zone_of
 
 log = logging.getLogger("hearth.bot")
@@ -568,6 +569,19 @@ def _guarded(command: Command) -> Callable[[Update, HearthContext], Coroutine[An
         message = update.message
         if message is None:
             return
+        try:
+            await run(update, message, context)
+        except TelegramError as exc:
+            if not is_transient(exc):
+                raise
+            # Telegram did not take the answer within the request's patience (down, or
+            # flooding for longer). The command is not run again (it may have changed
+            # something already); the member hears so once Telegram is back, through the
+            # outbox, and asks again.
+            await _owe(context, Delivery(chat=message.chat_id, reply_to=message.message_id),
+                       texts.unsent(command.name), f"the answer to /{command.name}", exc)
+
+    async def run(update: Update, message: Message, context: HearthContext) -> None:
         person = context.member
         if context.group and not command.in_group:
             await message.reply_text(texts.PRIVATE_ONLY)
@@ -605,7 +619,13 @@ async def on_button(update: Update, context: HearthContext) -> None:
     if pending is None or pending.person_id != person.person_id or context.group:
         await query.answer(texts.BUTTON_INVALID)
         return
-    await query.answer()
+    try:
+        await query.answer()  # the spinner on the button; the press is what matters
+    except TelegramError as exc:
+        if not is_transient(exc):
+            raise
+        log.warning("a button press was not acknowledged (%s); it is handled all the same",
+                    type(exc).__name__)
     if pending.action == "forget":
         count = await actions.forget(hearth.memory, person, pending.text,
                                      shared=pending.shared)
@@ -624,11 +644,27 @@ async def on_button(update: Update, context: HearthContext) -> None:
         )
         outcome = (texts.persona_decided(pending.proposal_id, approve=approve) if done
                    else texts.persona_missing(pending.proposal_id))
+    chat = None if query.message is None else query.message.chat.id
     try:
-        await query.edit_message_text(outcome)
-    except BadRequest:  # the message is too old to edit, or gone: say it anew
-        if query.message is not None:
-            await context.bot.send_message(query.message.chat.id, outcome)
+        try:
+            await query.edit_message_text(outcome)
+        except BadRequest:  # the message is too old to edit, or gone: say it anew
+            if chat is not None:
+                await context.bot.send_message(chat, outcome)
+    except TelegramError as exc:
+        if not is_transient(exc) or chat is None:
+            raise
+        # The press was handled (the button is spent): its outcome waits in the outbox.
+        await _owe(context, Delivery(chat=chat), outcome, "a button's outcome", exc)
+
+
+async def _owe(context: HearthContext, delivery: Delivery, text: str, what: str,
+               exc: TelegramError) -> None:
+    """Telegram did not take `what` within the request's patience: `text` waits in the outbox
+    and goes with the next delivery to that chat (the resume job tries every 15 s)."""
+    log.warning("%s did not reach Telegram (%s); it waits in the outbox", what,
+                type(exc).__name__)
+    await context.hearth.memory.outbox.queue(delivery, text)
 
 
 def button_handler() -> CallbackQueryHandler[HearthContext, None]:

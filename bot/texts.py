@@ -81,6 +81,13 @@ def could_not(reason: str) -> str:
 OWNER_ONLY = "That one is for the household's owner."
 PRIVATE_ONLY = "Let's do that in a private chat."
 UNKNOWN_COMMAND = "I don't know that command; /help lists what I can do."
+
+
+def unsent(command: str) -> str:
+    """Telegram would not take a command's answer for a minute: said once it is back."""
+    return (f"Telegram was out of reach when I answered /{command}, so my answer didn't get "
+            f"to you (or not all of it). Send /{command} again and I'll answer.")
+
 BUTTON_INVALID = "That button is no longer valid"
 
 

@@ -60,12 +60,14 @@ class FloodingTelegram(FakeTelegram):
     retry_after longer than a call's patience, so it is left to a later try."""
 
     flooded = False
+    edits_flooded = False  # editMessageText as well (a button's outcome)
 
     async def do_request(  # noqa: PLR0917 -- BaseRequest's own signature
         self, url: str, method: str, request_data: Any = None, read_timeout: Any = None,
         write_timeout: Any = None, connect_timeout: Any = None, pool_timeout: Any = None,
     ) -> tuple[int, bytes]:
-        if self.flooded and url.endswith("/sendMessage"):
+        if (self.flooded and url.endswith("/sendMessage")) or (
+                self.edits_flooded and url.endswith("/editMessageText")):
             body = {"ok": False, "error_code": 429, "description": "Too Many Requests",
                     "parameters": {"retry_after": 3600}}
             return 429, json.dumps(body).encode()
@@ -331,6 +333,41 @@ async def test_a_reminder_made_in_a_dm_never_appears_in_the_group(home: Home) ->
 
 
 # --- /reminders, cancel, snooze, /forget -------------------------------------------------------
+
+
+async def test_a_command_answer_telegram_would_not_take_is_owned_up_to_once_it_is_back(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PTB_TIMEDELTA", "1")  # python-telegram-bot's own 429 error, warning-free
+    home.telegram.flooded = True  # Telegram refuses every message for an hour
+    await home.say(BOB, "/reminders", name="Bob")
+    assert home.to(BOB) == []
+    courier = home.app.bot_data.hearth.courier
+    assert courier is not None
+    assert await courier.deliver_all(home.app.bot) == 1  # still flooded: it waits
+    home.telegram.flooded = False
+    assert await courier.deliver_all(home.app.bot) == 0
+    assert home.to(BOB) == [texts.unsent("reminders")]
+    assert await home.memory.inbox.count_pending() == 0  # the command is not run again
+    await home.say(BOB, "/reminders", name="Bob")  # asked again, answered
+    assert home.last(BOB) == texts.REMINDERS_EMPTY
+
+
+async def test_a_buttons_outcome_telegram_would_not_take_waits_in_the_outbox(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PTB_TIMEDELTA", "1")
+    await home.say(BOB, "remind me tomorrow at 9 to call the dentist", name="Bob")
+    await home.say(BOB, "/reminders", name="Bob")
+    cancel = home.buttons()[0][1]
+    home.telegram.flooded = home.telegram.edits_flooded = True
+    await home.press(BOB, cancel)
+    assert await home.memory.reminders.scheduled() == []  # the press did its work
+    home.telegram.flooded = home.telegram.edits_flooded = False
+    courier = home.app.bot_data.hearth.courier
+    assert courier is not None
+    assert await courier.deliver_all(home.app.bot) == 0
+    assert home.last(BOB) == "Cancelled: Call the dentist"
 
 
 async def test_reminders_lists_a_members_own_with_buttons_to_cancel_or_snooze(home: Home) -> None:

@@ -252,6 +252,19 @@ class SlowAnswerTelegram(FakeTelegram):
         return answered
 
 
+async def taken_unanswered(courier: Courier, bot: Bot, telegram: SlowAnswerTelegram
+                           ) -> asyncio.Task[bool]:
+    """Bob's delivery, started and awaited until Telegram holds his reply and has not yet
+    answered the bot."""
+    delivering = asyncio.create_task(courier.deliver(bot, BOB))
+
+    async def taken() -> bool:
+        return telegram.texts(BOB) == ["the reply on its way"]
+
+    await until(taken)
+    return delivering
+
+
 async def test_a_stop_while_telegram_answers_a_part_lets_it_be_recorded_so_it_never_goes_twice(
     memory: Memory,
 ) -> None:
@@ -260,12 +273,7 @@ async def test_a_stop_while_telegram_answers_a_part_lets_it_be_recorded_so_it_ne
     bot = Bot(TOKEN, request=PatientRequest(telegram, patience=0.5, sleep=Sleeps()))
     courier = Courier(memory)
     async with bot:
-        delivering = asyncio.create_task(courier.deliver(bot, BOB))
-
-        async def taken() -> bool:
-            return telegram.texts(BOB) == ["the reply on its way"]
-
-        await until(taken)
+        delivering = await taken_unanswered(courier, bot, telegram)
         delivering.cancel()  # the stop, while Telegram's answer is on its way
         asyncio.get_running_loop().call_later(0.1, telegram.answer.set)
         with pytest.raises(asyncio.CancelledError):
@@ -282,12 +290,7 @@ async def test_a_stop_does_not_wait_past_its_bound_for_a_telegram_that_never_ans
     await memory.outbox.queue(Delivery(chat=BOB), "the reply on its way")
     bot = Bot(TOKEN, request=PatientRequest(telegram, patience=0.5, sleep=Sleeps()))
     async with bot:
-        delivering = asyncio.create_task(Courier(memory).deliver(bot, BOB))
-
-        async def taken() -> bool:
-            return telegram.texts(BOB) == ["the reply on its way"]
-
-        await until(taken)
+        delivering = await taken_unanswered(Courier(memory), bot, telegram)
         loop = asyncio.get_running_loop()
         cancelled_at = loop.time()
         delivering.cancel()

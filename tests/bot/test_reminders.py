@@ -109,6 +109,12 @@ class Home:
         sent = await send_due(self.app)
         return [s.text for s in sent]
 
+    async def deliver_owed(self) -> int:
+        """What the outbox owes, sent as the resume job sends it: how many chats still wait."""
+        courier = self.app.bot_data.hearth.courier
+        assert courier is not None
+        return await courier.deliver_all(self.app.bot)
+
     def buttons(self) -> list[tuple[str, str]]:
         """(label, callback data) of the last message sent with an inline keyboard."""
         with_buttons = [c for c in self.telegram.calls if "reply_markup" in c.params]
@@ -279,10 +285,8 @@ async def test_a_flood_limit_changes_when_never_whether(
     assert await home.memory.outbox.count_pending() == 1  # kept, not lost
     home.telegram.flooded = False
     home.telegram.clear()
-    hearth = home.app.bot_data.hearth
-    assert hearth.courier is not None
-    await hearth.courier.deliver_all(home.app.bot)  # what the resume job does
-    await hearth.courier.deliver_all(home.app.bot)
+    assert await home.deliver_owed() == 0  # what the resume job does
+    await home.deliver_owed()
     assert home.to(BOB) == ["⏰ Reminder: Stretch\nGood luck!"]
     assert await home.memory.outbox.count_pending() == 0
 
@@ -342,11 +346,9 @@ async def test_a_command_answer_telegram_would_not_take_is_owned_up_to_once_it_i
     home.telegram.flooded = True  # Telegram refuses every message for an hour
     await home.say(BOB, "/reminders", name="Bob")
     assert home.to(BOB) == []
-    courier = home.app.bot_data.hearth.courier
-    assert courier is not None
-    assert await courier.deliver_all(home.app.bot) == 1  # still flooded: it waits
+    assert await home.deliver_owed() == 1  # still flooded: it waits
     home.telegram.flooded = False
-    assert await courier.deliver_all(home.app.bot) == 0
+    assert await home.deliver_owed() == 0
     assert home.to(BOB) == [texts.unsent("reminders")]
     assert await home.memory.inbox.count_pending() == 0  # the command is not run again
     await home.say(BOB, "/reminders", name="Bob")  # asked again, answered
@@ -364,9 +366,7 @@ async def test_a_buttons_outcome_telegram_would_not_take_waits_in_the_outbox(
     await home.press(BOB, cancel)
     assert await home.memory.reminders.scheduled() == []  # the press did its work
     home.telegram.flooded = home.telegram.edits_flooded = False
-    courier = home.app.bot_data.hearth.courier
-    assert courier is not None
-    assert await courier.deliver_all(home.app.bot) == 0
+    assert await home.deliver_owed() == 0
     assert home.last(BOB) == "Cancelled: Call the dentist"
 
 

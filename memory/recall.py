@@ -7,7 +7,9 @@ Recall searches both the same way:
    only (`Read.keyword`): a row behind the wall is never fetched, counted or ranked, so it
    cannot change what a reader gets or in what order. Index and query are stemmed alike in
    four languages (`memory.terms`).
-2. Semantic candidates: the nearest rows of the visible scopes' matrices, with no bar to clear.
+2. Semantic candidates: the nearest rows of the visible scopes' matrices, with no bar to clear,
+   to the query without the members' names (`Roster.without_names`): a short question's
+   embedding is mostly its names, and who a row is about is judged by speaker and subject.
 3. Reciprocal-rank fusion of the two lists, then confidence, recency and salience as small
    adjustments. A belief is preferred to a line that says the same, and a line that is the
    evidence of a belief recalled beside it is not repeated.
@@ -185,6 +187,9 @@ class RecallBook:
         self._gate = gate
         self._vectors = vectors
         self._now = now
+        # The household's names as the last recall read them: the query's meaning (its words
+        # without them) starts embedding before this recall has read the roster itself.
+        self._roster = Roster({})
 
     async def search(
         self,
@@ -218,13 +223,21 @@ class RecallBook:
         terms = query_terms(query)
         now = self._now()
         when = (now if as_of is None else as_utc(as_of)).isoformat()
-        # The query embeds on memory's CPU thread while the database thread reads the keyword
-        # statistics (a question of stopwords and signs alone asks about nothing).
-        embedding = asyncio.ensure_future(self._vectors.similar(ctx, query, CANDIDATES)) if (
+        # The query's meaning, its words without the members' names (`Roster.without_names`),
+        # embeds on memory's CPU thread while the database thread reads the keyword statistics
+        # (a question of stopwords and signs alone asks about nothing).
+        meaning = self._roster.without_names(query)
+        embedding = asyncio.ensure_future(self._vectors.similar(ctx, meaning, CANDIDATES)) if (
             terms) else None
         try:
             async with self._gate.read(ctx, "recall", query) as read:
                 asking = _Asking(query, read.ctx.actor, Roster(await read.members()))
+                self._roster = asking.roster
+                if embedding is not None and asking.roster.without_names(query) != meaning:
+                    # The household's names changed since the last recall: embed what it asks.
+                    embedding.cancel()
+                    embedding = asyncio.ensure_future(self._vectors.similar(
+                        ctx, asking.roster.without_names(query), CANDIDATES))
                 tiers = (("beliefs", "turns") if lines else ("beliefs",)) if terms else ()
                 keywords = {tier: await read.keyword(tier, [t.fts() for t in terms], TERM_CAP)
                             for tier in tiers}

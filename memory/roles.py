@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory.terms import STOPWORDS, stems, text_cache
+from memory.terms import STOPWORDS, stems, text_cache, words
 
 _GROUPS: dict[str, str] = {
     "mother": "mum mom mother mam mummy mommy mama mutter mutti mère maman madre mamá",
@@ -208,6 +208,17 @@ class Roster:
     def names(self, word: str) -> bool:
         """Whether a (lower-case) word is a member's name."""
         return self.member(word) is not None
+
+    def without_names(self, text: str) -> str:
+        """The text with the members' names taken out ("When did Tom's knee ..." -> "When did
+        knee ..."): what it asks, apart from whom it asks about. A sentence embedding of a short
+        question is mostly its names, so "When did Melanie run a charity race?" sits nearer
+        "Hey Melanie! Just wanted to say hi!" than the line about the race; who a line is about
+        is `answers_whose`'s to judge, by speaker and subject. A text that is names alone stays
+        as it is."""
+        kept = _WORD.sub(lambda m: "" if self.member(m.group().casefold()) else m.group(), text)
+        kept = " ".join(kept.split())
+        return kept if words(kept) else text
 
     def whose(self, text: str) -> Whose:
         words, first_person, third_person = _persons(text)

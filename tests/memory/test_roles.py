@@ -134,3 +134,13 @@ def test_a_fact_naming_something_else_does_not_answer_for_the_thing_named(
 ])
 def test_the_thing_named_or_nothing_else_named_answers(question: str, candidate: str) -> None:
     assert answers_which(question, candidate, ROSTER)
+
+
+def test_a_question_without_the_members_names_keeps_what_it_asks() -> None:
+    roster = Roster({"p1": "Tom", "p2": "Mary Ann"})
+    assert roster.without_names("When did Tom's knee start hurting?") == (
+        "When did knee start hurting?")
+    assert roster.without_names("Does Mary Ann like TOM?") == "Does like ?"
+    assert roster.without_names("Is Ruth coming to Tomorrowland?") == (
+        "Is Ruth coming to Tomorrowland?")  # not a member, and not a whole word
+    assert roster.without_names("Tom?") == "Tom?"  # names alone: nothing else to ask

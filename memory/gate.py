@@ -227,28 +227,39 @@ class Read:
         when more match). A row behind the wall is never counted, so it cannot shape a score."""
         key, index, only = _KEYWORD_TIERS[tier]
         rule = self.wall("t.scope")
-        seen = await self.tx.scalar(
-            f"SELECT count(*) FROM {tier} t WHERE {rule.sql}", rule.params)
-        found = Keyword(documents=int(seen))
-        source = (f"FROM {index} f JOIN {tier} t ON t.{key} = f.rowid"
-                  f" WHERE {index} MATCH ? AND {only} AND {rule.sql}")
-        for match in matches:
-            rows = await self.tx.fetchall(
-                f"SELECT f.rowid AS id {source} ORDER BY f.rowid DESC LIMIT ?",
-                (match, *rule.params, cap + 1))
-            ids = [int(r["id"]) for r in rows[:cap]]
-            count = len(rows)
+        visible = f"SELECT count(*) FROM {tier} t WHERE {rule.sql}"
+        # One statement for the whole tier, one trip to the database thread: each word's newest
+        # `cap + 1` visible matches, their ids as one string (not a row apiece), and for a word
+        # that common the visible rows since the oldest of its newest `cap` (see below).
+        newest = (f"SELECT f.rowid AS id FROM {index} f JOIN {tier} t ON t.{key} = f.rowid"
+                  f" WHERE {index} MATCH ? AND {only} AND {rule.sql}"
+                  " ORDER BY f.rowid DESC LIMIT ?")
+        columns, params = [f"({visible})"], list(rule.params)
+        for i, _ in enumerate(matches):
+            columns.append(f"(SELECT group_concat(id) FROM m{i})")
+            columns.append(
+                f"CASE WHEN (SELECT count(*) FROM m{i}) > ? THEN ({visible} AND t.{key} >="
+                f" (SELECT min(id) FROM (SELECT id FROM m{i} ORDER BY id DESC LIMIT ?))) END")
+            params += [cap, *rule.params, cap]
+        ctes = [f"m{i} AS MATERIALIZED ({newest})" for i, _ in enumerate(matches)]
+        sql = ("WITH " + ", ".join(ctes) + " " if ctes else "") + "SELECT " + ", ".join(columns)
+        head = [p for match in matches for p in (match, *rule.params, cap + 1)]
+        row = await self.tx.fetchone(sql, (*head, *params))
+        if row is None:
+            raise ValueError("a count gave no row")
+        found = Keyword(documents=int(row[0]))
+        for i, _ in enumerate(matches):
+            joined, since = row[1 + 2 * i], row[2 + 2 * i]
+            ids = sorted(map(int, str(joined).split(",")), reverse=True) if joined else []
+            count = len(ids)
             if count > cap:
                 # A word this common weighs little, and counting every row holding it is most
                 # of a recall's time at 100k rows: its count is estimated from the visible rows
                 # since the oldest of its newest `cap` (visible rows only, so exact for what
                 # the reader sees in that span, and nothing hidden shapes it).
-                since = int(await self.tx.scalar(  # the rows `documents` counts, since then
-                    f"SELECT count(*) FROM {tier} t WHERE {rule.sql} AND t.{key} >= ?",
-                    (*rule.params, ids[-1])))
-                count = max(cap, round(cap * found.documents / max(since, 1)))
+                count = max(cap, round(cap * found.documents / max(int(since), 1)))
             found.frequencies.append(count)
-            found.ids.append(ids)
+            found.ids.append(ids[:cap])
         return found
 
     async def ledger(self, where: str = "1", params: Sequence[object] = (), *,

@@ -100,6 +100,17 @@ _KEYWORD_TIERS = {"beliefs": ("belief_id", "beliefs_fts", "1"),
                   "turns": ("turn_id", "turns_fts", "t.role = 'user'")}
 
 
+_STATED_BY = re.compile(r"^statement:([^:]+):")  # a member told it outright (`remember`)
+
+
+@dataclass
+class Sources:
+    """What a belief rests on, as a reader may learn it (`Read.evidence_lines`)."""
+
+    lines: set[int] = field(default_factory=set)
+    tellers: set[str] = field(default_factory=set)
+
+
 @dataclass
 class Keyword:
     """A tier's keyword statistics for one reader (see `Read.keyword`)."""
@@ -203,21 +214,31 @@ class Read:
         )
         return tuple(int(r["belief_id"]) for r in rows)
 
-    async def evidence_lines(self, belief_ids: Sequence[int]) -> dict[int, set[int]]:
-        """The lines each of these visible beliefs rests on (ids only)."""
+    async def evidence_lines(self, belief_ids: Sequence[int]) -> dict[int, Sources]:
+        """What each of these visible beliefs rests on: the ids of its lines, and the members
+        who told it (who said those lines, or stated it outright). A line is reached through
+        the wall as well, so a teller is never learned from a row the reader cannot see."""
         if not belief_ids:
             return {}
-        rule = self.wall("b.scope")
+        rule, heard = self.wall("b.scope"), self.wall("t.scope")
         marks = ", ".join("?" for _ in belief_ids)
         rows = await self.tx.fetchall(
-            "SELECT e.belief_id, et.turn_id FROM evidence_turns et"
-            " JOIN evidence e ON e.evidence_id = et.evidence_id"
-            " JOIN beliefs b ON b.belief_id = e.belief_id"
+            "SELECT e.belief_id, et.turn_id, t.speaker_id,"
+            " CASE WHEN e.source LIKE 'statement:%' THEN e.source END AS statement"
+            " FROM evidence e JOIN beliefs b ON b.belief_id = e.belief_id"
+            " LEFT JOIN evidence_turns et ON et.evidence_id = e.evidence_id"
+            f" LEFT JOIN turns t ON t.turn_id = et.turn_id AND {heard.sql}"
             f" WHERE e.belief_id IN ({marks}) AND {rule.sql}",
-            (*belief_ids, *rule.params))
-        found: dict[int, set[int]] = {}
+            (*heard.params, *belief_ids, *rule.params))
+        found: dict[int, Sources] = {}
         for row in rows:
-            found.setdefault(int(row["belief_id"]), set()).add(int(row["turn_id"]))
+            sources = found.setdefault(int(row["belief_id"]), Sources())
+            if row["turn_id"] is not None:
+                sources.lines.add(int(row["turn_id"]))
+            if row["speaker_id"] is not None:
+                sources.tellers.add(str(row["speaker_id"]))
+            if row["statement"] is not None and (stated := _STATED_BY.match(row["statement"])):
+                sources.tellers.add(stated.group(1))
         return found
 
     async def keyword(self, tier: str, matches: Sequence[str], cap: int) -> Keyword:
@@ -234,7 +255,8 @@ class Read:
         newest = (f"SELECT f.rowid AS id FROM {index} f JOIN {tier} t ON t.{key} = f.rowid"
                   f" WHERE {index} MATCH ? AND {only} AND {rule.sql}"
                   " ORDER BY f.rowid DESC LIMIT ?")
-        columns, params = [f"({visible})"], list(rule.params)
+        columns = [f"({visible})"]
+        params: list[object] = list(rule.params)
         for i, _ in enumerate(matches):
             columns.append(f"(SELECT group_concat(id) FROM m{i})")
             columns.append(

@@ -40,7 +40,7 @@ from datetime import datetime
 from itertools import combinations
 
 from memory.beliefs import belief_from_row, normalize
-from memory.gate import Gate, Read
+from memory.gate import Gate, Read, Sources
 from memory.models import REDACTED, AccessContext, Quoted, Recalled, Turn, as_utc, scope_owner
 from memory.roles import (
     Roster,
@@ -170,7 +170,10 @@ class _Candidate:
     related: bool = False  # bears on the question enough to rank among the related (`_related`)
     whose: bool = True  # may be about the member the question asks after (`answers_whose`)
     evidence: set[int] = field(default_factory=set)
-    speaker: str | None = None  # who said it: a line's speaker, a private belief's owner
+    speaker: str | None = None  # who said it: a line's speaker, a belief's owner or teller
+    # whose word it is (`_newer_first`): a line's speaker, a private belief's owner; a shared
+    # belief speaks for the household (None), whoever told it
+    voice: str | None = None
     subject: str | None = None  # the member a belief is about, when recorded
     norm: str = ""  # the text normalised, for comparing two candidates' words
     doc: tuple[frozenset[str], ...] = ()  # its words' stems, for BM25
@@ -300,12 +303,18 @@ async def _beliefs(read: Read, ids: list[int], when: str, now: datetime,
     out = []
     for row in allowed:
         belief = belief_from_row(row, now)
+        sources = evidence.get(belief.belief_id, Sources())
+        owner = scope_owner(belief.scope)
+        # Who said it: a private belief's owner; a shared one's teller, when one member told it
+        # (a shared "I ran a charity race" is about whoever said so).
+        teller = owner if owner is not None else (
+            next(iter(sources.tellers)) if len(sources.tellers) == 1 else None)
         out.append(_Candidate(
             key=("beliefs", belief.belief_id), text=belief.proposition, scope=belief.scope,
             at=belief.updated_at, row=row, semantic=nearest.get(belief.belief_id),
-            speaker=scope_owner(belief.scope), subject=belief.subject_id,
+            speaker=teller, voice=owner, subject=belief.subject_id,
             belief=Recalled(belief=belief, score=0.0, semantic=0.0, keyword=0.0),
-            evidence=evidence.get(belief.belief_id, set()),
+            evidence=sources.lines,
         ))
     return out
 
@@ -320,7 +329,8 @@ async def _lines(read: Read, ids: list[int], when: str,
     return [
         _Candidate(key=("turns", int(r["turn_id"])), text=str(r["text"]), scope=str(r["scope"]),
                    at=str(r["at"]), row=r, semantic=nearest.get(int(r["turn_id"])),
-                   speaker=None if r["speaker_id"] is None else str(r["speaker_id"]))
+                   speaker=None if r["speaker_id"] is None else str(r["speaker_id"]),
+                   voice=None if r["speaker_id"] is None else str(r["speaker_id"]))
         for r in allowed
         if not str(r["text"]).rstrip().endswith("?")  # a question is not evidence of anything
     ]
@@ -471,7 +481,7 @@ def _newer_first(top: list[_Candidate], vectors: VectorBook) -> list[_Candidate]
         moved = False
         for i, j in combinations(range(len(order)), 2):
             older, newer = order[i], order[j]
-            if (newer.at > older.at and newer.speaker == older.speaker
+            if (newer.at > older.at and newer.voice == older.voice
                     and newer.scope == older.scope and alike.get((older.key, newer.key),
                                                                  0.0) >= SUPERSEDES):
                 order.insert(i, order.pop(j))

@@ -395,3 +395,23 @@ async def test_beliefs_another_process_wrote_join_semantic_recall_after_a_sync(
     finally:
         await shell.close()
         await bot.close()
+
+
+async def test_a_shared_belief_told_in_the_first_person_is_about_the_member_who_told_it(
+    home: Home,
+) -> None:
+    m = home.memory
+    await m.beliefs.remember(home.alice.person_id, "I ran the charity race for the hospice",
+                             shared=True)
+    await m.beliefs.remember(home.owner.person_id, "The hospice shop opens at nine",
+                             shared=True)
+
+    async def first_sure(query: str) -> str | None:
+        found = await m.recall.search(home.dm(home.bob), query)
+        return next((r.belief.proposition for r in found if r.sure), None)
+
+    # The control: asked about Alice, her own words answer.
+    assert await first_sure("Did Alice run the charity race for the hospice?") == (
+        "I ran the charity race for the hospice")
+    # Asked about Olivia, Alice's "I ran ..." is not an answer, however alike the words.
+    assert await first_sure("Did Olivia run the charity race for the hospice?") is None

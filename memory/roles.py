@@ -166,6 +166,16 @@ _THIRD_PERSON_WORDS = (
     " il elle lui él ella"
 )
 _THIRD_PERSON = frozenset(_THIRD_PERSON_WORDS.split())
+# The second person: a text using one speaks to someone about them ("congrats on your new job,
+# Ellie"), so whoever it addresses by name is whom it is about.
+_SECOND_PERSON = frozenset(
+    "you your yours yourself du dich dir dein deine deinen deinem deiner euch euer eure tu te"
+    " toi ton ta tes vous votre vos ti tus usted vosotros vuestro vuestra".split())
+# Words that greet or answer someone before their name ("Thanks Tom!", "Hey Ellie, ...").
+_GREETINGS = frozenset(
+    "hey hi hello hiya thanks thank cheers yeah yep yes ok okay oh aw wow sorry congrats morning"
+    " night bye love dear nice great cool haha lol hallo danke tschüss salut merci coucou hola"
+    " gracias".split())
 
 
 @dataclass(frozen=True)
@@ -222,7 +232,8 @@ class Roster:
 
     def whose(self, text: str) -> Whose:
         words, first_person, third_person = _persons(text)
-        return Whose(named=frozenset(self._by_word[w] for w in words & self._names),
+        named = (words - _addressed(text)) & self._names
+        return Whose(named=frozenset(self._by_word[w] for w in named),
                      first_person=first_person, third_person=third_person)
 
 
@@ -233,6 +244,34 @@ def _persons(text: str) -> tuple[frozenset[str], bool, bool]:
     tokens = _WORD.findall(text.casefold())
     words = frozenset(_bare(token) for token in tokens)
     return words, not _FIRST_PERSON.isdisjoint(words), not _THIRD_PERSON.isdisjoint(tokens)
+
+
+_OPENS = ",!?.;:(-\u2013\u2014"
+_CLOSES = ",!?.;:)-\u2013\u2014"
+
+
+@text_cache(maxsize=50_000)
+def _addressed(text: str) -> frozenset[str]:
+    """The words a text uses only to address someone, when it does not speak of them as "you":
+    "Thanks, Melanie! This necklace is special to me" is about its speaker, not Melanie; "That
+    race sounds great, Mel, proud of you" is about Mel. A word is in address when it stands
+    between the start of a sentence, a comma or a greeting ("hey", "thanks") and a comma or the
+    end of a sentence ("Hey Tom!", "Lukas, bins go out on Tuesday", "..., Maya.")."""
+    folded = text.casefold()
+    found = list(_WORD.finditer(folded))
+    if any(m.group() in _SECOND_PERSON for m in found):
+        return frozenset()
+    address: set[str] = set()
+    other: set[str] = set()
+    for i, m in enumerate(found):
+        before = folded[found[i - 1].end() if i else 0 : m.start()].strip()
+        after = folded[m.end() : found[i + 1].start() if i + 1 < len(found) else None].strip()
+        opens = (i == 0 or (before[-1:] != "" and before[-1:] in _OPENS)
+                 or (before in ("", ",") and found[i - 1].group() in _GREETINGS))
+        closes = i + 1 == len(found) or (after[:1] != "" and after[:1] in _CLOSES)
+        possessive = m.group().endswith(("'s", "\u2019s"))
+        (address if opens and closes and not possessive else other).add(_bare(m.group()))
+    return frozenset(address - other)
 
 
 def _bare(token: str) -> str:

@@ -39,6 +39,29 @@ def test_a_line_in_the_first_person_is_about_its_speaker_not_the_member_asked_af
                          roster=ROSTER)  # control: it names him
 
 
+@pytest.mark.parametrize("candidate", [
+    "Thanks, Tom! This necklace is super special to me, a gift from my grandma.",
+    "Tom, I finally took the kids to the museum yesterday.",
+    "Hey Tom! I went to the support group last night.",
+    "I ran the charity race on Saturday, Tom.",
+])
+def test_a_line_that_only_addresses_a_member_by_name_is_about_its_speaker(candidate: str) -> None:
+    question = "What did Tom do last weekend?"
+    assert not answers_whose(question, "p-ellie", candidate, "p-maya", roster=ROSTER)
+    assert answers_whose(question, "p-ellie", candidate, "p-tom", roster=ROSTER)  # his own
+
+
+@pytest.mark.parametrize("candidate", [
+    "Congrats on your new job, Tom!",
+    "Tom, you were brilliant at the race on Saturday.",
+    "I told Tom about the museum and he loved it.",
+    "Tom's knee is better, Maya.",
+])
+def test_a_line_that_speaks_to_or_of_a_member_is_about_them(candidate: str) -> None:
+    assert answers_whose("What did Tom do last weekend?", "p-ellie", candidate, "p-maya",
+                         roster=ROSTER)
+
+
 def test_a_question_in_the_first_person_is_about_its_asker() -> None:
     candidate = "My French oral exam is on 28 April."
     assert answers_whose("When is my French oral exam?", "p-ellie", candidate, "p-ellie",

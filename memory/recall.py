@@ -44,13 +44,14 @@ from memory.gate import Gate, Read, Sources
 from memory.models import REDACTED, AccessContext, Quoted, Recalled, Turn, as_utc, scope_owner
 from memory.roles import (
     Roster,
+    addressed,
     answers_which,
     answers_who,
     answers_whose,
     answers_whose_thing,
 )
 from memory.store import Row
-from memory.terms import Term, document, query_terms
+from memory.terms import Term, document, query_terms, stems, text_cache, words
 from memory.transcript import turn_from_row
 from memory.vectors import Similar, VectorBook
 
@@ -359,7 +360,20 @@ def _score_keywords(terms: Sequence[Term], weights: Sequence[float],
     about_weights = [w for _, w in things] or list(weights)
     for c, doc in zip(found, docs, strict=True):
         c.keyword = bm25(terms, weights, doc, average)
-        c.covered = coverage(about, about_weights, doc)
+        # Nor does a word the row only addresses someone by ("Dad, stop telling everyone." says
+        # nothing of dad's birthday).
+        content = addressing(c.text)
+        c.covered = coverage(about, about_weights, doc if content is None else content)
+
+
+@text_cache(maxsize=50_000)
+def addressing(text: str) -> tuple[frozenset[str], ...] | None:
+    """A text's words as `document` counts them, without those it only addresses someone by
+    (`memory.roles.addressed`); None when it addresses no one."""
+    called = addressed(text)
+    if not called:
+        return None
+    return tuple(stems(w) for w in words(text) if w not in called)
 
 
 def _ranks(found: Sequence[_Candidate], value: Callable[[_Candidate], float | None]) -> dict[

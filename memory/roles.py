@@ -168,14 +168,18 @@ _THIRD_PERSON_WORDS = (
 _THIRD_PERSON = frozenset(_THIRD_PERSON_WORDS.split())
 # The second person: a text using one speaks to someone about them ("congrats on your new job,
 # Ellie"), so whoever it addresses by name is whom it is about.
-_SECOND_PERSON = frozenset(
+_SECOND_PERSON_WORDS = (
     "you your yours yourself du dich dir dein deine deinen deinem deiner euch euer eure tu te"
-    " toi ton ta tes vous votre vos ti tus usted vosotros vuestro vuestra".split())
+    " toi ton ta tes vous votre vos ti tus usted vosotros vuestro vuestra"
+)
+_SECOND_PERSON = frozenset(_SECOND_PERSON_WORDS.split())
 # Words that greet or answer someone before their name ("Thanks Tom!", "Hey Ellie, ...").
-_GREETINGS = frozenset(
+_GREETING_WORDS = (
     "hey hi hello hiya thanks thank cheers yeah yep yes ok okay oh aw wow sorry congrats morning"
     " night bye love dear nice great cool haha lol hallo danke tschüss salut merci coucou hola"
-    " gracias".split())
+    " gracias"
+)
+_GREETINGS = frozenset(_GREETING_WORDS.split())
 
 
 @dataclass(frozen=True)
@@ -232,7 +236,7 @@ class Roster:
 
     def whose(self, text: str) -> Whose:
         words, first_person, third_person = _persons(text)
-        named = (words - _addressed(text)) & self._names
+        named = (words - addressed(text)) & self._names
         return Whose(named=frozenset(self._by_word[w] for w in named),
                      first_person=first_person, third_person=third_person)
 
@@ -251,7 +255,7 @@ _CLOSES = ",!?.;:)-\u2013\u2014"
 
 
 @text_cache(maxsize=50_000)
-def _addressed(text: str) -> frozenset[str]:
+def addressed(text: str) -> frozenset[str]:
     """The words a text uses only to address someone, when it does not speak of them as "you":
     "Thanks, Melanie! This necklace is special to me" is about its speaker, not Melanie; "That
     race sounds great, Mel, proud of you" is about Mel. A word is in address when it stands

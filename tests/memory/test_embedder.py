@@ -125,3 +125,20 @@ async def test_a_question_naming_a_member_finds_what_it_asks_not_the_lines_greet
     assert semantic[outing] > 0.3
     assert all(semantic.get(text, 0.0) < 0.15 for text in greetings)
     assert [f.turn.text for f in found if isinstance(f, Quoted)][:1] == [outing]
+
+
+async def test_a_line_that_only_calls_someone_by_a_role_does_not_answer_after_them(
+    real_home: Household,
+) -> None:
+    m, alice = real_home.memory, real_home.alice
+    chatter = ("The bakery on the corner does good sourdough.", "Revision timetable done.",
+               "The bus was packed this morning.", "It rained all day again.",
+               "I watched a documentary about octopuses.", "My phone battery died twice today.")
+    for text in ("Dad, stop telling everyone.", *chatter):
+        await say_as(m, alice, text)
+    question = "When is dad's birthday?"
+    assert not [f for f in await m.recall.recollect(real_home.dm(alice), question) if f.sure]
+    await say_as(m, alice, "Dad's birthday is on the 2nd of October.")  # the control
+    found = await m.recall.recollect(real_home.dm(alice), question)
+    assert [f.turn.text for f in found if isinstance(f, Quoted) and f.sure] == [
+        "Dad's birthday is on the 2nd of October."]

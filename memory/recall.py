@@ -49,6 +49,7 @@ from memory.roles import (
     answers_who,
     answers_whose,
     answers_whose_thing,
+    role_stems,
 )
 from memory.store import Row
 from memory.terms import Term, document, query_terms, stems, text_cache, words
@@ -224,7 +225,8 @@ class RecallBook:
 
     async def _recall(self, ctx: AccessContext, query: str, *, limit: int,
                       as_of: datetime | None, lines: bool) -> list[Recalled | Quoted]:
-        terms = query_terms(query)
+        # A word naming a role meets the role's other words: "my GP" is "my doctor".
+        terms = [Term(t.word, t.stems | role_stems(t.word)) for t in query_terms(query)]
         now = self._now()
         when = (now if as_of is None else as_utc(as_of)).isoformat()
         # The query's meaning, its words without the members' names (`Roster.without_names`),

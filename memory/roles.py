@@ -105,6 +105,18 @@ def _role(word: str) -> str | None:
 
 
 @text_cache(maxsize=50_000)
+def role_stems(word: str) -> frozenset[str]:
+    """The stems of every word naming the same role as `word` ("gp" -> doctor, physician,
+    Hausarzt, ...; "boss" -> manager, Chefin, ...), or none when it names no role: one person
+    is called by any of them, so a question's word meets a line's other word for them."""
+    group = _role(word)
+    if group is None:
+        return frozenset()
+    spelled = {**_GROUPS, **_GENERAL}[group]
+    return frozenset(stem for other in spelled.split() for stem in stems(other))
+
+
+@text_cache(maxsize=50_000)
 def roles(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The role groups `text` names, and of those the ones it names as an owner ("mum's")."""
     named: set[str] = set()

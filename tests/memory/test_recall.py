@@ -415,3 +415,12 @@ async def test_a_shared_belief_told_in_the_first_person_is_about_the_member_who_
         "I ran the charity race for the hospice")
     # Asked about Olivia, Alice's "I ran ..." is not an answer, however alike the words.
     assert await first_sure("Did Olivia run the charity race for the hospice?") is None
+
+
+async def test_a_role_asked_after_by_one_word_finds_a_line_using_another(home: Home) -> None:
+    m = home.memory
+    await m.beliefs.remember(home.bob.person_id, "My doctor is Dr Patel at the Elm surgery")
+    await m.beliefs.remember(home.bob.person_id, "My dentist moved to the high street")
+    found = await m.recall.search(home.dm(home.bob), "who is my GP")
+    assert [r.belief.proposition for r in found if r.keyword > 0] == [
+        "My doctor is Dr Patel at the Elm surgery"]  # GP meets doctor, not dentist

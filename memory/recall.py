@@ -193,8 +193,9 @@ class RecallBook:
         self._vectors = vectors
         self._now = now
         # The household's names as the last recall read them: the query's meaning (its words
-        # without them) starts embedding before this recall has read the roster itself.
-        self._roster = Roster({})
+        # without them) starts embedding before this recall has read the roster itself. None
+        # until a recall has read it: the first one reads it before it embeds.
+        self._roster: Roster | None = None
 
     async def search(
         self,
@@ -232,16 +233,17 @@ class RecallBook:
         # The query's meaning, its words without the members' names (`Roster.without_names`),
         # embeds on memory's CPU thread while the database thread reads the keyword statistics
         # (a question of stopwords and signs alone asks about nothing).
-        meaning = self._roster.without_names(query)
-        embedding = asyncio.ensure_future(self._vectors.similar(ctx, meaning, CANDIDATES)) if (
-            terms) else None
+        meaning = None if self._roster is None or not terms else self._roster.without_names(query)
+        embedding = None if meaning is None else asyncio.ensure_future(
+            self._vectors.similar(ctx, meaning, CANDIDATES))
         try:
             async with self._gate.read(ctx, "recall", query) as read:
                 asking = _Asking(query, read.ctx.actor, Roster(await read.members()))
                 self._roster = asking.roster
-                if embedding is not None and asking.roster.without_names(query) != meaning:
-                    # The household's names changed since the last recall: embed what it asks.
-                    embedding.cancel()
+                if terms and asking.roster.without_names(query) != meaning:
+                    # The first recall, or the household's names changed since the last one.
+                    if embedding is not None:
+                        embedding.cancel()
                     embedding = asyncio.ensure_future(self._vectors.similar(
                         ctx, asking.roster.without_names(query), CANDIDATES))
                 tiers = (("beliefs", "turns") if lines else ("beliefs",)) if terms else ()

@@ -418,8 +418,11 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
     `question` (asked by `asker`) asks, by the members either names or speaks as: False when
     both are about particular members and none is the same. A question asking after someone by
     role ("my husband") may be about any member but the asker: which member is whose is not
-    known here, so only a candidate about the asker alone is refused."""
-    asked = roster.whose(question).people(asker if asker in roster.ids else None)
+    known here, so only a candidate about the asker alone is refused. A question naming a
+    member asks after theirs ("how often does Caroline take her kids to the beach?" is not
+    answered by Melanie's "we take my kids to the beach once a year")."""
+    whom = roster.whose(question)
+    asked = whom.people(asker if asker in roster.ids else None)
     asked_roles, _ = roles(question)
     if not asked and not asked_roles:  # about no one in particular: anyone's may answer
         return True
@@ -427,7 +430,7 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
     about = c.people(speaker) | ({subject} if subject else frozenset())
     if not about:
         return True
-    if asked_roles:
+    if asked_roles and not whom.named:
         # "My husband" may be any member (who is whose is not known here), but not the asker
         # themself: "what allergy does my son have?" is not answered by the asker's own "I'm
         # allergic to peanuts", unless that line speaks of someone too ("he", "my son").

@@ -86,6 +86,16 @@ def test_who_is_whose_by_role_is_not_guessed() -> None:
                          "Tom keeps hinting about a new road bike.", "p-maya", roster=ROSTER)
 
 
+def test_a_role_of_a_member_asked_after_by_name_is_not_another_members() -> None:
+    question = "How often does Tom take his kids to the beach?"
+    line = "We take my kids to the beach once a year, always special."
+    assert not answers_whose(question, "p-ellie", line, "p-maya", roster=ROSTER)
+    assert answers_whose(question, "p-ellie", line, "p-tom", roster=ROSTER)  # his own
+    # control: by role alone, who is whose is not guessed
+    assert answers_whose("How often do my kids go to the beach?", "p-tom", line, "p-maya",
+                         roster=ROSTER)
+
+
 def test_text_naming_no_one_may_be_about_anyone() -> None:
     assert answers_whose("When is Tom's dentist appointment?", "p-maya",
                          "The dentist appointment moved to Friday.", "p-maya", roster=ROSTER)

@@ -187,7 +187,14 @@ class Store:
         Waits for another program's lock up to `lock_wait` seconds; raises StoreBusy, with
         nothing written, when the lock outlasts that or the disk refuses the write."""
         async with self._lock:
-            await self._begin()
+            try:
+                await self._begin()
+            except asyncio.CancelledError:
+                # The BEGIN runs on the database thread even when its waiter is cancelled (a
+                # stop, a cancelled job): a transaction left open there would refuse every later
+                # one. The rollback queues behind it, and is a no-op when none began.
+                await asyncio.shield(self._rollback())
+                raise
             try:
                 yield Tx(self._conn)
             except sqlite3.Error as exc:

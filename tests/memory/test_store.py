@@ -506,3 +506,20 @@ async def test_an_older_world_readable_database_is_made_0600_when_opened(created
             assert _mode(path) == 0o600, path.name
     finally:
         await memory.close()
+
+
+async def test_a_write_cancelled_while_its_transaction_begins_leaves_the_database_writable(
+    home: Household,
+) -> None:
+    store = home.memory._store  # the store's own transaction path is what is tested
+    for _ in range(20):  # a cancel lands before, during or after the BEGIN on the db thread
+        async def write() -> None:
+            async with store.transaction() as tx:
+                await tx.execute("SELECT 1")
+
+        task = asyncio.create_task(write())
+        await asyncio.sleep(0)  # the task now waits for its BEGIN IMMEDIATE
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        # What a stop or a cancelled job leaves behind: the next write must still go through.
+        assert await home.memory.outbox.count_pending() == 0

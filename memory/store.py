@@ -208,6 +208,11 @@ class Store:
             else:
                 try:
                     await self._conn.commit()
+                except asyncio.CancelledError:
+                    # The commit goes on without its waiter; should it fail there, nothing
+                    # may stay open behind it (the rollback is a no-op after a commit).
+                    await asyncio.shield(self._rollback())
+                    raise
                 except sqlite3.Error as exc:
                     await self._rollback()
                     if is_transient(exc):

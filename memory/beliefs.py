@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from memory import wall
 from memory.classifier import classify as classify_text
 from memory.errors import InvalidRequest
-from memory.gate import Census, Gate, Lane, Read, ref_for
+from memory.gate import STATED_BY, Census, Gate, Lane, Read, ref_for
 from memory.models import (
     BACKGROUND_PROVENANCES,
     RELIABILITY,
@@ -265,7 +265,6 @@ async def rescore(lane: Lane, belief_id: int, now: str) -> None:
 # --- evidence an older hearth let cross scopes --------------------------------------------------
 
 _CONSOLIDATED_IN = re.compile(r"^consolidation:((?:shared)|(?:private:[^:]+)):")
-_STATED_BY = re.compile(r"^statement:([^:]+):")
 
 
 async def rehome_crossed_evidence(tx: Tx, owner_id: str | None, now: str) -> int:
@@ -298,7 +297,7 @@ async def rehome_crossed_evidence(tx: Tx, owner_id: str | None, now: str) -> int
             origin = said.group(1)
         # A member's statement that made the shared belief was said as shared; a later one
         # may have been said in private, and when in doubt it goes back to them.
-        stated = _STATED_BY.match(source) if scope == SHARED else None
+        stated = STATED_BY.match(source) if scope == SHARED else None
         if (origin is None and stated is not None and stated.group(1) != owner_id
                 and int(row["evidence_id"]) != first[int(row["belief_id"])]):
             origin = private_scope(stated.group(1))

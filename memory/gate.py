@@ -100,7 +100,7 @@ _KEYWORD_TIERS = {"beliefs": ("belief_id", "beliefs_fts", "1"),
                   "turns": ("turn_id", "turns_fts", "t.role = 'user'")}
 
 
-_STATED_BY = re.compile(r"^statement:([^:]+):")  # a member told it outright (`remember`)
+STATED_BY = re.compile(r"^statement:([^:]+):")  # a member told it outright (`remember`)
 
 
 @dataclass
@@ -237,7 +237,7 @@ class Read:
                 sources.lines.add(int(row["turn_id"]))
             if row["speaker_id"] is not None:
                 sources.tellers.add(str(row["speaker_id"]))
-            if row["statement"] is not None and (stated := _STATED_BY.match(row["statement"])):
+            if row["statement"] is not None and (stated := STATED_BY.match(row["statement"])):
                 sources.tellers.add(stated.group(1))
         return found
 

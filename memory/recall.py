@@ -173,9 +173,6 @@ class _Candidate:
     whose: bool = True  # may be about the member the question asks after (`answers_whose`)
     evidence: set[int] = field(default_factory=set)
     speaker: str | None = None  # who said it: a line's speaker, a belief's owner or teller
-    # whose word it is (`_newer_first`): a line's speaker, a private belief's owner; a shared
-    # belief speaks for the household (None), whoever told it
-    voice: str | None = None
     subject: str | None = None  # the member a belief is about, when recorded
     norm: str = ""  # the text normalised, for comparing two candidates' words
     doc: tuple[frozenset[str], ...] = ()  # its words' stems, for BM25
@@ -183,6 +180,12 @@ class _Candidate:
     def __post_init__(self) -> None:
         self.norm = normalize(self.text)
         self.doc = document(self.text)
+
+    @property
+    def voice(self) -> str | None:
+        """Whose word it is (`_newer_first`): a line's speaker, a private belief's owner; a
+        shared belief speaks for the household (None), whoever told it."""
+        return self.speaker if self.belief is None else scope_owner(self.scope)
 
 
 class RecallBook:
@@ -240,12 +243,13 @@ class RecallBook:
             async with self._gate.read(ctx, "recall", query) as read:
                 asking = _Asking(query, read.ctx.actor, Roster(await read.members()))
                 self._roster = asking.roster
-                if terms and asking.roster.without_names(query) != meaning:
+                asked = asking.roster.without_names(query)
+                if terms and asked != meaning:
                     # The first recall, or the household's names changed since the last one.
                     if embedding is not None:
                         embedding.cancel()
-                    embedding = asyncio.ensure_future(self._vectors.similar(
-                        ctx, asking.roster.without_names(query), CANDIDATES))
+                    embedding = asyncio.ensure_future(
+                        self._vectors.similar(ctx, asked, CANDIDATES))
                 tiers = (("beliefs", "turns") if lines else ("beliefs",)) if terms else ()
                 keywords = {tier: await read.keyword(tier, [t.fts() for t in terms], TERM_CAP)
                             for tier in tiers}
@@ -317,7 +321,7 @@ async def _beliefs(read: Read, ids: list[int], when: str, now: datetime,
         out.append(_Candidate(
             key=("beliefs", belief.belief_id), text=belief.proposition, scope=belief.scope,
             at=belief.updated_at, row=row, semantic=nearest.get(belief.belief_id),
-            speaker=teller, voice=owner, subject=belief.subject_id,
+            speaker=teller, subject=belief.subject_id,
             belief=Recalled(belief=belief, score=0.0, semantic=0.0, keyword=0.0),
             evidence=sources.lines,
         ))
@@ -334,8 +338,7 @@ async def _lines(read: Read, ids: list[int], when: str,
     return [
         _Candidate(key=("turns", int(r["turn_id"])), text=str(r["text"]), scope=str(r["scope"]),
                    at=str(r["at"]), row=r, semantic=nearest.get(int(r["turn_id"])),
-                   speaker=None if r["speaker_id"] is None else str(r["speaker_id"]),
-                   voice=None if r["speaker_id"] is None else str(r["speaker_id"]))
+                   speaker=None if r["speaker_id"] is None else str(r["speaker_id"]))
         for r in allowed
         if not str(r["text"]).rstrip().endswith("?")  # a question is not evidence of anything
     ]

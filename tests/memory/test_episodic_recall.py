@@ -326,31 +326,19 @@ async def say_as(memory: Memory, person: Person, text: str, *, group: bool = Fal
         role=Role.USER, scope=SHARED if group else private_scope(person.person_id), text=text)
 
 
-class _Recording(HashEmbedder):
-    """The test embedder, noting every single text it is asked to embed (a recall's query)."""
-
-    def __init__(self) -> None:
-        self.queries: list[str] = []
-
-    def embed(self, texts: list[str]) -> Vectors:
-        if len(texts) == 1:
-            self.queries.append(texts[0])
-        return super().embed(texts)
-
-
 async def test_a_query_is_embedded_without_the_names_of_members_added_since_the_last_recall(
     tmp_path: Path,
 ) -> None:
-    recording = _Recording()
+    recording = CountingEmbedder()
     home = await open_home(tmp_path / "hearth.db", embedder=recording)
     try:
         memory = home.memory
         await memory.recall.recollect(home.dm(home.bob), "Did Alice fix the bike?")
-        assert recording.queries[-1] == "Did fix the bike?"
+        assert recording.embedded[-1] == "Did fix the bike?"
         carol = await memory.people.add("Carol", telegram_id=1009)
         await say_as(memory, carol, "I fixed the bike chain on Sunday", group=True)
         found = await memory.recall.recollect(home.dm(home.bob), "When did Carol fix the bike?")
-        assert recording.queries[-1] == "When did fix the bike?"  # Carol is known now
+        assert recording.embedded[-1] == "When did fix the bike?"  # Carol is known now
         assert lines(found)[:1] == ["I fixed the bike chain on Sunday"]
     finally:
         await home.memory.close()

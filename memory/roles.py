@@ -81,6 +81,7 @@ _SPECIFIC: dict[str, frozenset[str]] = {
     "pet": frozenset({"dog", "cat"}),
 }
 _WORD = re.compile(r"[^\W_]+(?:-[^\W_]+)*(?:['\u2019]s\b)?", re.UNICODE)
+_SENTENCE = re.compile(r"[.!?]\s+|\n+")
 
 
 def _by_stem() -> dict[str, str]:
@@ -189,7 +190,7 @@ _SECOND_PERSON = frozenset(_SECOND_PERSON_WORDS.split())
 _GREETING_WORDS = (
     "hey hi hello hiya thanks thank cheers yeah yep yes ok okay oh aw wow sorry congrats morning"
     " night bye love dear nice great cool haha lol hallo danke tschüss salut merci coucou hola"
-    " gracias"
+    " gracias woohoo woo yay hooray hurray aww awww omg whoa ooh ah ahh yo"
 )
 _GREETINGS = frozenset(_GREETING_WORDS.split())
 
@@ -252,6 +253,11 @@ class Roster:
         return Whose(named=frozenset(self._by_word[w] for w in named),
                      first_person=first_person, third_person=third_person)
 
+    def one_named(self, text: str) -> str | None:
+        """The one member `text` speaks of by name (not only addressing them), if just one."""
+        named = self.whose(text).named
+        return next(iter(named)) if len(named) == 1 else None
+
 
 @text_cache(maxsize=50_000)
 def _persons(text: str) -> tuple[frozenset[str], bool, bool]:
@@ -290,6 +296,36 @@ def addressed(text: str) -> frozenset[str]:
     return frozenset(address - other)
 
 
+@text_cache(maxsize=50_000)
+def _sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """A text's sentences, each with its content words' stems."""
+    parts = [part for part in _SENTENCE.split(text) if part.strip()]
+    return tuple((part, frozenset(s for w in words(part) for s in stems(w))) for part in parts)
+
+
+@text_cache(maxsize=10_000)
+def _asked_stems(question: str) -> tuple[frozenset[str], ...]:
+    """A question's content words' stems, a set for each word."""
+    return tuple(stems(w) for w in words(question))
+
+
+def _focus(question: str, candidate: str, roster: Roster) -> str:
+    """The sentences of `candidate` that share the most of the question's words, names aside:
+    the part that answers it, and so the part whose people the answer is about. In "Hey Maria,
+    hope you're doing okay. I've been blogging about politics", asked "Why did Maria start
+    blogging?", that is the second sentence, in the speaker's first person; the greeting's
+    "you" speaks to Maria, not of her blog. The whole text when no sentence shares a word."""
+    parts = _sentences(candidate)
+    if len(parts) < 2:
+        return candidate
+    asked = [s for s in _asked_stems(question) if not any(roster.names(w) for w in s)]
+    shared = [sum(1 for word in asked if word & part_stems) for _, part_stems in parts]
+    best = max(shared)
+    if best == 0:
+        return candidate
+    return " ".join(part for (part, _), n in zip(parts, shared, strict=True) if n == best)
+
+
 def _bare(token: str) -> str:
     """A word without its possessive ending ("tom's" -> "tom")."""
     return token.removesuffix("'s").removesuffix("\u2019s")
@@ -303,23 +339,41 @@ def _all_stems(text: str) -> set[str]:
 _MY_WORDS = "my mein meine meinen meinem meiner meines mon ma mes mi mis"
 _MY = frozenset(_MY_WORDS.split())
 _SELF = "self"
+# "Your": what follows belongs to whom the text speaks to, never to its speaker.
+_YOUR_WORDS = "your dein deine deinen deinem deiner deines ta tes votre vos tus"
+_YOUR = frozenset(_YOUR_WORDS.split())
+_ADDRESSEE = "addressee"
+# "His" and "her": what follows belongs to the one member the text names, when it names one.
+_HIS_WORDS = "his her sein seine seinen seinem seiner seines sa ses sus"
+_HIS = frozenset(_HIS_WORDS.split())
+_SOMEONE = "someone"
+_OWNING = _MY | _YOUR | _HIS
+_YOUR_OWNER = {**dict.fromkeys(_YOUR, _ADDRESSEE), **dict.fromkeys(_HIS, _SOMEONE)}
 
 
 def owners(text: str, roster: Roster | None = None) -> dict[str, str]:
     """Whose each owned thing is, by its words' stems: the speaker's ("my passport": `self`), a
     role's ("mum's birthday": `role:mother`), a member's ("Tom's knee": `member:<id>`), or
-    another named one's ("Ruth's birthday": `name:ruth`). The owner's next two words are what
-    it owns ("my old passport"); a later owner takes over ("my mum's birthday" is mum's)."""
+    another named one's ("Ruth's birthday": `name:ruth`), the addressee's ("your son":
+    `addressee`), or, for "his" and "her", the one member the text names ("Caroline and her
+    family": `member:<id>`; `someone` when it names none or several). The owner's next two
+    words are what it owns ("my old passport"); a later owner takes over ("my mum's birthday"
+    is mum's). "Her" before a word like "the" is no owner ("I told her the date")."""
     tokens = _WORD.findall(text.casefold())
     out: dict[str, str] = {}
     for i, token in enumerate(tokens):
         possessive = token.endswith(("'s", "\u2019s"))
-        if not possessive and token not in _MY:
+        if not possessive and token not in _OWNING:
+            continue
+        if token in _HIS and (i + 1 == len(tokens) or tokens[i + 1] in STOPWORDS):
             continue
         word = token[:-2] if possessive else token
         owner = _owner_of(word, possessive, roster)
+        if owner == _SOMEONE and roster is not None:
+            one = roster.one_named(text)
+            owner = _SOMEONE if one is None else f"member:{one}"
         for owned in tokens[i + 1 : i + 3]:
-            if owned in _MY:
+            if owned in _OWNING:
                 break
             plain = _bare(owned)
             if plain not in STOPWORDS:
@@ -335,7 +389,7 @@ def owners(text: str, roster: Roster | None = None) -> dict[str, str]:
 
 def _owner_of(word: str, possessive: bool, roster: Roster | None) -> str:
     if not possessive:
-        return _SELF
+        return _YOUR_OWNER.get(word, _SELF)
     group = _role(word)
     if group is not None:
         return f"role:{group}"
@@ -355,7 +409,6 @@ _CALENDAR_WORDS = (
     " miércoles jueves viernes sábado domingo christmas easter"
 )
 _CALENDAR = frozenset(_CALENDAR_WORDS.split())
-_SENTENCE = re.compile(r"[.!?]\s+|\n+")
 
 
 def proper_names(text: str, roster: Roster | None = None) -> frozenset[str]:
@@ -391,8 +444,9 @@ def answers_whose_thing(question: str, asker: str | None, candidate: str,
                         speaker: str | None, roster: Roster | None = None) -> bool:
     """Whether the thing the question asks after and the candidate speaks of can be the same
     one's: False for "my dad's birthday?" against the asker's own "my birthday is in March",
-    for "my birthday?" against "my mum's birthday is in June", and for "Tom's mum's
-    birthday?" against Maya's "my mum's birthday"."""
+    for "my birthday?" against "my mum's birthday is in June", for "Tom's mum's birthday?"
+    against Maya's "my mum's birthday", for "Caroline and her family?" against Melanie's "my
+    family", and for "Caroline's son?" against Caroline's "glad your son's okay"."""
     asked = owners(question, roster)
     said = owners(candidate, roster)
     for stem, owner in asked.items():
@@ -408,6 +462,12 @@ def answers_whose_thing(question: str, asker: str | None, candidate: str,
             return False
         if owner.startswith("member:") and mine and speaker is not None and (
                 owner != f"member:{speaker}"):
+            return False
+        # The asker's own "your son" or "her passport" is someone else's; a member's "your
+        # son" is not their son.
+        if speaker is not None and other in (_ADDRESSEE, _SOMEONE) and (
+                (owner == _SELF and speaker == asker)
+                or (other == _ADDRESSEE and owner == f"member:{speaker}")):
             return False
     return True
 
@@ -426,8 +486,12 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
     asked_roles, _ = roles(question)
     if not asked and not asked_roles:  # about no one in particular: anyone's may answer
         return True
-    c = roster.whose(candidate)
+    # Who the sentences that answer speak of; the whole text's people when those name no one.
+    c = roster.whose(_focus(question, candidate, roster))
     about = c.people(speaker) | ({subject} if subject else frozenset())
+    if not about and not c.third_person:
+        c = roster.whose(candidate)
+        about = c.people(speaker) | ({subject} if subject else frozenset())
     if not about:
         return True
     if asked_roles and not whom.named:

@@ -62,6 +62,28 @@ def test_a_line_that_speaks_to_or_of_a_member_is_about_them(candidate: str) -> N
                          roster=ROSTER)
 
 
+def test_a_greeting_with_an_exclamation_only_addresses_the_member_it_names() -> None:
+    line = "Woohoo Tom! I passed the adoption agency interviews last Friday!"
+    question = "Why did Tom choose the adoption agency?"
+    assert not answers_whose(question, "p-ellie", line, "p-maya", roster=ROSTER)
+    assert answers_whose(question, "p-ellie", line, "p-tom", roster=ROSTER)  # his own
+
+
+def test_whom_a_line_is_about_is_read_in_the_sentences_that_answer() -> None:
+    # The greeting's "you" speaks to Tom; the sentence about the blog is Maya's own.
+    line = "Hey Tom, hope you're doing okay. I've been blogging about politics since spring."
+    question = "Why did Tom start blogging about politics?"
+    assert not answers_whose(question, "p-ellie", line, "p-maya", roster=ROSTER)
+    assert answers_whose(question, "p-ellie", line, "p-tom", roster=ROSTER)  # his own
+    # control: the answering sentence speaks to him of his own
+    praise = "I had a lovely day. Congrats on starting your politics blog, Tom!"
+    assert answers_whose(question, "p-ellie", praise, "p-maya", roster=ROSTER)
+    # control: a sentence of someone else ("she") leaves the speaker's "I" elsewhere aside
+    assert answers_whose("How many goals did Ellie score?", "p-maya",
+                         "I took Ellie to netball. She scored three goals!", "p-tom",
+                         roster=ROSTER)
+
+
 def test_a_question_in_the_first_person_is_about_its_asker() -> None:
     candidate = "My French oral exam is on 28 April."
     assert answers_whose("When is my French oral exam?", "p-ellie", candidate, "p-ellie",
@@ -118,6 +140,29 @@ def test_a_thing_of_someone_else_does_not_answer_for_the_one_asked_after(
     question: str, candidate: str,
 ) -> None:
     assert not answers_whose_thing(question, "p-maya", candidate, "p-maya", ROSTER)
+
+
+def test_her_thing_in_a_question_naming_one_member_is_that_member_s() -> None:
+    question = "What did Tom and his family do while camping?"
+    line = "Here's a pic of my family camping at the lake."
+    assert not answers_whose_thing(question, "p-ellie", line, "p-maya", ROSTER)
+    assert answers_whose_thing(question, "p-ellie", line, "p-tom", ROSTER)  # his own family
+    # "her" with nothing of hers after it owns nothing
+    assert answers_whose_thing("When did Ellie tell her the date?", "p-tom",
+                               "I told my sister the date on Monday.", "p-maya", ROSTER)
+
+
+def test_your_thing_in_a_line_is_not_its_speaker_s() -> None:
+    question = "How did Tom's son handle the accident?"
+    line = "Sorry about the accident! Thank goodness your son's okay."
+    assert not answers_whose_thing(question, "p-ellie", line, "p-tom", ROSTER)
+    assert answers_whose_thing(question, "p-ellie", line, "p-maya", ROSTER)  # Maya to Tom
+    # The asker's own "your passport" or "her passport" is someone else's passport.
+    for said in ("Your passport expires in May.", "Her passport expires in May."):
+        assert not answers_whose_thing("When does my passport expire?", "p-maya", said,
+                                       "p-maya", ROSTER)
+        assert answers_whose_thing("When does my passport expire?", "p-maya", said,
+                                   "p-tom", ROSTER)  # Tom telling Maya of hers
 
 
 def test_the_asker_s_own_mum_is_not_the_mum_of_the_member_asked_after() -> None:

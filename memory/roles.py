@@ -81,7 +81,7 @@ _SPECIFIC: dict[str, frozenset[str]] = {
     "pet": frozenset({"dog", "cat"}),
 }
 _WORD = re.compile(r"[^\W_]+(?:-[^\W_]+)*(?:['\u2019]s\b)?", re.UNICODE)
-_SENTENCE = re.compile(r"[.!?]\s+|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _by_stem() -> dict[str, str]:
@@ -253,6 +253,10 @@ class Roster:
         return Whose(named=frozenset(self._by_word[w] for w in named),
                      first_person=first_person, third_person=third_person)
 
+    def called(self, text: str) -> frozenset[str]:
+        """The members `text` calls by name ("Hey Gina!"), whether or not it says "you"."""
+        return frozenset(self._by_word[w] for w in _vocatives(text) & self._names)
+
     def one_named(self, text: str) -> str | None:
         """The one member `text` speaks of by name (not only addressing them), if just one."""
         named = self.whose(text).named
@@ -279,10 +283,16 @@ def addressed(text: str) -> frozenset[str]:
     race sounds great, Mel, proud of you" is about Mel. A word is in address when it stands
     between the start of a sentence, a comma or a greeting ("hey", "thanks") and a comma or the
     end of a sentence ("Hey Tom!", "Lukas, bins go out on Tuesday", "..., Maya.")."""
+    if not _SECOND_PERSON.isdisjoint(_persons(text)[0]):
+        return frozenset()
+    return _vocatives(text)
+
+
+@text_cache(maxsize=50_000)
+def _vocatives(text: str) -> frozenset[str]:
+    """The words a text calls someone by, "you" or not (`addressed`'s positions)."""
     folded = text.casefold()
     found = list(_WORD.finditer(folded))
-    if any(m.group() in _SECOND_PERSON for m in found):
-        return frozenset()
     address: set[str] = set()
     other: set[str] = set()
     for i, m in enumerate(found):
@@ -487,8 +497,14 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
     if not asked and not asked_roles:  # about no one in particular: anyone's may answer
         return True
     # Who the sentences that answer speak of; the whole text's people when those name no one.
-    c = roster.whose(_focus(question, candidate, roster))
+    focus = _focus(question, candidate, roster)
+    c = roster.whose(focus)
     about = c.people(speaker) | ({subject} if subject else frozenset())
+    if focus != candidate and (focus.rstrip().endswith("?")
+                               or not _SECOND_PERSON.isdisjoint(_persons(focus)[0])):
+        # Those sentences say "you", or ask ("What made you run again?", "How's the store
+        # going?"): they speak of whom the text calls by name ("Congrats, John!").
+        about |= roster.called(candidate)
     if not about and not c.third_person:
         c = roster.whose(candidate)
         about = c.people(speaker) | ({subject} if subject else frozenset())

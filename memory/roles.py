@@ -500,10 +500,10 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
     focus = _focus(question, candidate, roster)
     c = roster.whose(focus)
     about = c.people(speaker) | ({subject} if subject else frozenset())
-    if focus != candidate and (focus.rstrip().endswith("?")
-                               or not _SECOND_PERSON.isdisjoint(_persons(focus)[0])):
-        # Those sentences say "you", or ask ("What made you run again?", "How's the store
-        # going?"): they speak of whom the text calls by name ("Congrats, John!").
+    if focus != candidate and not _SECOND_PERSON.isdisjoint(_persons(focus)[0]):
+        # Those sentences say "you" ("What made you run again?"): they speak of whom the text
+        # calls by name ("Congrats, John!"). A question without "you" may be the speaker's own
+        # ("Sunflowers mean warmth, right?").
         about |= roster.called(candidate)
     if not about and not c.third_person:
         c = roster.whose(candidate)

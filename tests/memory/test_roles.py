@@ -78,13 +78,16 @@ def test_whom_a_line_is_about_is_read_in_the_sentences_that_answer() -> None:
     # control: the answering sentence speaks to him of his own
     praise = "I had a lovely day. Congrats on starting your politics blog, Tom!"
     assert answers_whose(question, "p-ellie", praise, "p-maya", roster=ROSTER)
-    # A sentence that says "you", or asks, speaks of whom the line calls by name.
-    for asking in ("Congrats, Tom! What made you decide to run again? As for me, I'm resting.",
-                   "Hey Tom! How's the campaign going? I've been resting all week."):
-        assert not answers_whose("Why did Maya decide to run for the campaign again?", "p-ellie",
-                                 asking, "p-maya", roster=ROSTER)
-        assert answers_whose("Why did Tom decide to run for the campaign again?", "p-ellie",
-                             asking, "p-maya", roster=ROSTER)
+    # A sentence that says "you" speaks of whom the line calls by name; one that only asks
+    # may be the speaker's own.
+    asking = "Congrats, Tom! What made you decide to run again? As for me, I'm resting."
+    assert not answers_whose("Why did Maya decide to run again?", "p-ellie", asking, "p-maya",
+                             roster=ROSTER)
+    assert answers_whose("Why did Tom decide to run again?", "p-ellie", asking, "p-maya",
+                         roster=ROSTER)
+    tagged = "Thanks Tom - love the vase! Sunflowers mean warmth and happiness, right?"
+    assert answers_whose("What do sunflowers mean to Maya?", "p-ellie", tagged, "p-maya",
+                         roster=ROSTER)
     # control: a sentence of someone else ("she") leaves the speaker's "I" elsewhere aside
     assert answers_whose("How many goals did Ellie score?", "p-maya",
                          "I took Ellie to netball. She scored three goals!", "p-tom",

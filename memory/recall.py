@@ -45,6 +45,7 @@ from memory.models import REDACTED, AccessContext, Quoted, Recalled, Turn, as_ut
 from memory.roles import (
     Roster,
     addressed,
+    answering,
     answers_which,
     answers_who,
     answers_whose,
@@ -52,7 +53,7 @@ from memory.roles import (
     role_stems,
 )
 from memory.store import Row
-from memory.terms import Term, document, query_terms, stems, text_cache, words
+from memory.terms import Term, asks_only, document, query_terms, stems, text_cache, words
 from memory.transcript import turn_from_row
 from memory.vectors import Similar, VectorBook
 
@@ -171,6 +172,7 @@ class _Candidate:
     sure: bool = False
     related: bool = False  # bears on the question enough to rank among the related (`_related`)
     whose: bool = True  # may be about the member the question asks after (`answers_whose`)
+    asks: bool = False  # a line whose sentences that answer only ask ("What got you running?")
     evidence: set[int] = field(default_factory=set)
     speaker: str | None = None  # who said it: a line's speaker, a belief's owner or teller
     subject: str | None = None  # the member a belief is about, when recorded
@@ -340,7 +342,7 @@ async def _lines(read: Read, ids: list[int], when: str,
                    at=str(r["at"]), row=r, semantic=nearest.get(int(r["turn_id"])),
                    speaker=None if r["speaker_id"] is None else str(r["speaker_id"]))
         for r in allowed
-        if not str(r["text"]).rstrip().endswith("?")  # a question is not evidence of anything
+        if not asks_only(str(r["text"]))  # a question is not evidence of anything
     ]
 
 
@@ -407,6 +409,7 @@ def _fuse(found: list[_Candidate], asking: _Asking, now: datetime,
             if belief.belief_id in repeated:
                 adjust -= REPETITION_PENALTY
         c.whose = _whose(c, asking)
+        c.asks = c.belief is None and asks_only(answering(asking.query, c.text, asking.roster))
         c.fused = fused * (1.0 + adjust) * (1.0 if c.whose else 1.0 - OTHER_PERSON_PENALTY)
     ranked = [c for c in found if c.fused > 0]
     ranked.sort(key=lambda c: (-c.fused, c.key))
@@ -470,7 +473,8 @@ def _recalled(ranked: list[_Candidate], asking: _Asking, similar: Similar | None
     asked = normalize(asking.query)
     considered = [c for c in ranked if c.belief is not None or c.norm != asked]
     for c in considered:
-        c.related = _related(c, spread)
+        # What only asks tells nothing: it may rank, never as related nor as sure.
+        c.related = not c.asks and _related(c, spread)
     if not any(c.related for c in considered):
         return []
     # The candidates the calibration judges unrelated keep a share of their score, so they

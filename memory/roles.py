@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory.terms import STOPWORDS, stems, text_cache, words
+from memory.terms import STOPWORDS, sentences, stems, text_cache, words
 
 _GROUPS: dict[str, str] = {
     "mother": "mum mom mother mam mummy mommy mama mutter mutti mère maman madre mamá",
@@ -81,7 +81,6 @@ _SPECIFIC: dict[str, frozenset[str]] = {
     "pet": frozenset({"dog", "cat"}),
 }
 _WORD = re.compile(r"[^\W_]+(?:-[^\W_]+)*(?:['\u2019]s\b)?", re.UNICODE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _by_stem() -> dict[str, str]:
@@ -309,8 +308,8 @@ def _vocatives(text: str) -> frozenset[str]:
 @text_cache(maxsize=50_000)
 def _sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """A text's sentences, each with its content words' stems."""
-    parts = [part for part in _SENTENCE.split(text) if part.strip()]
-    return tuple((part, frozenset(s for w in words(part) for s in stems(w))) for part in parts)
+    return tuple((part, frozenset(s for w in words(part) for s in stems(w)))
+                 for part in sentences(text))
 
 
 @text_cache(maxsize=10_000)
@@ -319,7 +318,7 @@ def _asked_stems(question: str) -> tuple[frozenset[str], ...]:
     return tuple(stems(w) for w in words(question))
 
 
-def _focus(question: str, candidate: str, roster: Roster) -> str:
+def answering(question: str, candidate: str, roster: Roster) -> str:
     """The sentences of `candidate` that share the most of the question's words, names aside:
     the part that answers it, and so the part whose people the answer is about. In "Hey Maria,
     hope you're doing okay. I've been blogging about politics", asked "Why did Maria start
@@ -425,7 +424,7 @@ def proper_names(text: str, roster: Roster | None = None) -> frozenset[str]:
     """The stems of the names a text uses mid-sentence ("Paris", "French", "GCSE"), without
     the household's members (`answers_whose` weighs those) and the calendar's words."""
     found: set[str] = set()
-    for sentence in _SENTENCE.split(text):
+    for sentence in sentences(text):
         for token in _WORD.findall(sentence)[1:]:
             word = _bare(token)
             folded = word.casefold()
@@ -497,7 +496,7 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
     if not asked and not asked_roles:  # about no one in particular: anyone's may answer
         return True
     # Who the sentences that answer speak of; the whole text's people when those name no one.
-    focus = _focus(question, candidate, roster)
+    focus = answering(question, candidate, roster)
     c = roster.whose(focus)
     about = c.people(speaker) | ({subject} if subject else frozenset())
     if focus != candidate and not _SECOND_PERSON.isdisjoint(_persons(focus)[0]):

@@ -87,6 +87,21 @@ def _plain(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """A text's sentences, each with its closing mark."""
+    return [part for part in _SENTENCE.split(text) if part.strip()]
+
+
+def asks_only(text: str) -> bool:
+    """Whether every sentence of `text` is a question: it tells nothing ("When is the party?"),
+    where "Blue's my favourite. What's yours?" tells something before it asks."""
+    parts = sentences(text)
+    return bool(parts) and all(part.rstrip().endswith("?") for part in parts)
+
+
 def words(text: str) -> list[str]:
     """The content words of `text`, in order, repeats kept (a document's term counts)."""
     return [w for w in _WORD.findall(text.casefold()) if len(w) > 1 and w not in STOPWORDS]

@@ -61,6 +61,27 @@ async def test_a_members_words_are_recalled_the_moment_they_are_said(home: Home)
     assert isinstance(found[0], Quoted) and found[0].turn.ref  # named by an opaque ref
 
 
+async def test_a_line_that_tells_then_asks_is_recalled_and_one_that_only_asks_is_not(
+    home: Home,
+) -> None:
+    tells = "Sunflowers mean warmth and happiness to me. What do flowers mean to you?"
+    await say(home, home.bob, tells)
+    await say(home, home.bob, "Do sunflowers mean anything to you? What about daisies?")
+    found = await home.memory.recall.recollect(home.dm(home.bob), "what do sunflowers mean")
+    assert lines(found) == [tells]
+    assert found[0].sure
+
+
+async def test_a_line_is_not_told_for_its_question_alone(home: Home) -> None:
+    asks = "Lovely weather today. What got you into marathon running?"
+    await say(home, home.alice, asks, group=True)
+    await say(home, home.bob, "My sister got me into marathon running", group=True)
+    found = await home.memory.recall.recollect(home.dm(home.bob),
+                                               "what got me into marathon running")
+    assert lines(found) == ["My sister got me into marathon running", asks]
+    assert not found[1].sure  # what only asks tells nothing
+
+
 async def test_another_members_private_line_is_never_recalled(home: Home) -> None:
     await say(home, home.alice, "I left my umbrella under the blue mat at the gym")
     query = "where is the umbrella"

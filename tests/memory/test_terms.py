@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory.terms import document, index_text, query_terms, stems
+from memory.terms import asks_only, document, index_text, query_terms, stems
 
 
 def test_a_word_and_its_other_forms_share_a_stem() -> None:
@@ -18,3 +18,11 @@ def test_a_number_is_matched_only_by_the_same_number() -> None:
     assert number.count_in(document("the 4521 from Leeds")) == 1
     assert number.count_in(document("the 4520 from Leeds")) == 0
     assert flight.count_in(document("my flights")) == 1
+
+
+def test_a_text_asks_only_when_every_sentence_is_a_question() -> None:
+    assert asks_only("When is the party?")
+    assert asks_only("Hm? Who is coming on Saturday?")
+    assert not asks_only("Blue's my favourite, it calms me. What's yours?")
+    assert not asks_only("The party is at eight. Can you bring chairs?")
+    assert not asks_only("")

@@ -93,8 +93,11 @@ MARGIN = 5.0
 COVERAGE = 0.3
 COVERED_MARGIN = 3.0
 # Or when its similarity leads every other candidate's (another text) by GAP, standing at least
-# GAP_MARGIN deviations above the mean: one clear answer, not one of several alike.
-GAP = 0.12
+# GAP_MARGIN deviations above the mean: one clear answer, not one of several alike. 0.12 let a
+# small scope's weak lead through ("Which gym am I a member of?" told the half marathon):
+# probes' false memory 0.094 at 0.12, 0.062 at 0.13, 0.031 at 0.14, their accuracy 0.938
+# until 0.15 (0.906); the household's false memory 0.174 -> 0.159, its answers unchanged.
+GAP = 0.14
 GAP_MARGIN = 1.0
 KEYWORD_ONLY_COVERAGE = 0.5
 # A member's line is raw chatter, and there are many more lines than beliefs: a line is sure only

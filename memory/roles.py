@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory.periods import MONTHS
 from memory.terms import STOPWORDS, sentences, stems, text_cache, words
 
 _GROUPS: dict[str, str] = {
@@ -409,15 +410,11 @@ def _owner_of(word: str, possessive: bool, roster: Roster | None) -> str:
 
 # Capitalised words that name no one and nothing in particular: the calendar, and "I".
 _CALENDAR_WORDS = (
-    "i january february march april may june july august september october november december"
-    " monday tuesday wednesday thursday friday saturday sunday"
-    " januar februar märz mai juni juli oktober dezember montag dienstag mittwoch donnerstag"
-    " freitag samstag sonntag janvier février mars avril juin juillet août septembre octobre"
-    " novembre décembre lundi mardi mercredi jeudi vendredi samedi dimanche enero febrero"
-    " marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre lunes martes"
-    " miércoles jueves viernes sábado domingo christmas easter"
+    "i monday tuesday wednesday thursday friday saturday sunday montag dienstag mittwoch"
+    " donnerstag freitag samstag sonntag lundi mardi mercredi jeudi vendredi samedi dimanche"
+    " lunes martes miércoles jueves viernes sábado domingo christmas easter"
 )
-_CALENDAR = frozenset(_CALENDAR_WORDS.split())
+_CALENDAR = frozenset(_CALENDAR_WORDS.split()) | frozenset(MONTHS)
 
 
 def proper_names(text: str, roster: Roster | None = None) -> frozenset[str]:

@@ -319,6 +319,7 @@ def _asked_stems(question: str) -> tuple[frozenset[str], ...]:
     return tuple(stems(w) for w in words(question))
 
 
+@text_cache(maxsize=4_096)  # recall asks it twice of each candidate: for whom, for asking
 def answering(question: str, candidate: str, roster: Roster) -> str:
     """The sentences of `candidate` that share the most of the question's words, names aside:
     the part that answers it, and so the part whose people the answer is about. In "Hey Maria,

@@ -95,6 +95,7 @@ def sentences(text: str) -> list[str]:
     return [part for part in _SENTENCE.split(text) if part.strip()]
 
 
+@text_cache(maxsize=50_000)
 def asks_only(text: str) -> bool:
     """Whether every sentence of `text` is a question: it tells nothing ("When is the party?"),
     where "Blue's my favourite. What's yours?" tells something before it asks."""

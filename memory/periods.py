@@ -17,7 +17,7 @@ Owns: the month names and the periods. Must not: guess: a word that is only mayb
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 _MONTH_NAMES = (
@@ -62,10 +62,11 @@ _RELATIVE_PATTERN = re.compile(
 
 @dataclass(frozen=True)
 class Period:
-    """A stretch of time, UTC, `start` included and `end` not."""
+    """A stretch of time, UTC, `start` included and `end` not; `phrase`: the words naming it."""
 
     start: datetime
     end: datetime
+    phrase: str = field(default="", compare=False)
 
     def holds(self, at: str) -> bool:
         """Whether an ISO instant (a row's `at`) falls in the period."""
@@ -89,9 +90,11 @@ def asked_period(text: str, now: datetime) -> Period | None:
         day = int(parts["day"]) if parts.get("day") else None
         period = _period(year, month, day, now)
         if period is not None:
-            return period if period.start <= now else None
+            return replace(period, phrase=found.group()) if period.start <= now else None
     relative = _RELATIVE_PATTERN.search(folded)
-    return None if relative is None else _relative(_RELATIVE[relative.group()], now)
+    if relative is None:
+        return None
+    return replace(_relative(_RELATIVE[relative.group()], now), phrase=relative.group())
 
 
 def _period(year: int | None, month: int | None, day: int | None,

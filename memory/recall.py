@@ -280,11 +280,13 @@ class RecallBook:
                         found += await _beliefs(read, ids, when, now, nearest)
                     else:
                         found += await _lines(read, ids, when, nearest)
+                period = asked_period(query, now if as_of is None else as_utc(as_of))
+                dated = frozenset(words(period.phrase)) if period is not None else frozenset()
                 for tier, candidates in _by_tier(found).items():
-                    _score_keywords(terms, weights[tier], candidates, asking.roster)
-                ranked = _fuse(found, asking, now, await _recently_recalled(read),
-                               asked_period(query, now if as_of is None else as_utc(as_of)))
-                top = _newer_first(_recalled(ranked, asking, similar, limit), self._vectors)
+                    _score_keywords(terms, weights[tier], candidates, asking.roster, dated)
+                ranked = _fuse(found, asking, now, await _recently_recalled(read), period)
+                top = _newer_first(_recalled(ranked, asking, similar, limit), self._vectors,
+                                   period)
                 for related, method in ((True, None), (False, MORE_METHOD)):
                     beliefs = [(c.belief.belief.belief_id, c.scope) for c in top
                                if c.belief is not None and c.related == related]
@@ -365,7 +367,8 @@ def _by_tier(found: Sequence[_Candidate]) -> dict[str, list[_Candidate]]:
 
 
 def _score_keywords(terms: Sequence[Term], weights: Sequence[float],
-                    found: Sequence[_Candidate], roster: Roster) -> None:
+                    found: Sequence[_Candidate], roster: Roster,
+                    dated: frozenset[str] = frozenset()) -> None:
     """BM25 and keyword coverage for one tier's candidates; document lengths are averaged over
     the candidates themselves (visible rows only). A row carries the name of the member who
     said it or whom it is about, as if it were one of its words: a speaker's own lines seldom
@@ -374,8 +377,10 @@ def _score_keywords(terms: Sequence[Term], weights: Sequence[float],
         return
     docs = [c.doc + roster.name_stems(c.speaker, c.subject) for c in found]
     average = sum(len(d) for d in docs) / len(docs)
-    # Coverage, which tells whether a row answers, leaves names out: who is `_whose`'s to judge.
-    things = [(t, w) for t, w in zip(terms, weights, strict=True) if not roster.names(t.word)]
+    # Coverage, which tells whether a row answers, leaves names out: who is `_whose`'s to judge;
+    # and the words naming the time asked about (`dated`): when is the period's to judge.
+    things = [(t, w) for t, w in zip(terms, weights, strict=True)
+              if not roster.names(t.word) and t.word not in dated]
     about = [t for t, _ in things] or list(terms)
     about_weights = [w for _, w in things] or list(weights)
     for c, doc in zip(found, docs, strict=True):
@@ -503,13 +508,15 @@ def _recalled(ranked: list[_Candidate], asking: _Asking, similar: Similar | None
     return top
 
 
-def _newer_first(top: list[_Candidate], vectors: VectorBook) -> list[_Candidate]:
+def _newer_first(top: list[_Candidate], vectors: VectorBook,
+                 period: Period | None = None) -> list[_Candidate]:
     """The sure items with a member's newer word on a thing before their older one: when one
     speaker's two sure items in one scope are alike enough to be the same thing said again
     (`SUPERSEDES`), the newer holds now ("the plumber is coming on Wednesday instead" over
     "the plumber is coming on Monday"), whatever their scores. A shared belief speaks for the
     household, so the newer of two alike household facts holds too. Other items keep their
-    places."""
+    places. A question naming a time (`period`) asks what held then: the word said in it is
+    not put after a newer one said since ("where was Sunday lunch in February?")."""
     sure = [c for c in top if c.sure]
     alike = vectors.alike([c.key for c in sure])
     if not alike:
@@ -521,7 +528,9 @@ def _newer_first(top: list[_Candidate], vectors: VectorBook) -> list[_Candidate]
             older, newer = order[i], order[j]
             if (newer.at > older.at and newer.voice == older.voice
                     and newer.scope == older.scope and alike.get((older.key, newer.key),
-                                                                 0.0) >= SUPERSEDES):
+                                                                 0.0) >= SUPERSEDES
+                    and not (period is not None and period.holds(older.at)
+                             and not period.holds(newer.at))):
                 order.insert(i, order.pop(j))
                 moved = True
                 break

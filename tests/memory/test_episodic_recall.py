@@ -341,6 +341,36 @@ async def test_a_members_newer_word_on_a_thing_is_told_before_the_older(
         await memory.close()
 
 
+async def test_a_question_naming_the_day_of_the_older_word_is_told_that_word_first(
+    tmp_path: Path,
+) -> None:
+    now = [T0]
+    memory = await Memory.open(tmp_path / "hearth.db", embedder=HashEmbedder(), create=True,
+                               clock=lambda: now[0])
+    try:
+        bob = await memory.people.add("Bob", telegram_id=1002)
+        for i in range(20):
+            await say_as(memory, bob, f"Unrelated chatter number {i} about the weather")
+        await memory.beliefs.remember(bob.person_id,
+                                      "The plumber is coming on Monday to fix the shower")
+        now[0] = T0 + timedelta(days=2)
+        await say_as(memory, bob, "The plumber is coming on Wednesday to fix the shower")
+        ctx = AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "test")
+
+        async def told(question: str) -> list[str]:
+            found = await memory.recall.recollect(ctx, question)
+            return [f.turn.text if isinstance(f, Quoted) else f.belief.proposition
+                    for f in found if f.sure]
+
+        said_then = f"{T0:%d %B}: when is the plumber coming to fix the shower?"
+        assert [t.split()[5] for t in await told(said_then)] == ["Monday", "Wednesday"]
+        # control: asked with no day, the newer word is told first
+        assert [t.split()[5] for t in await told(
+            "When is the plumber coming to fix the shower?")] == ["Wednesday", "Monday"]
+    finally:
+        await memory.close()
+
+
 async def say_as(memory: Memory, person: Person, text: str, *, group: bool = False) -> int:
     return await memory.transcript.append(
         chat_id=group_chat() if group else dm_chat(person), speaker_id=person.person_id,

@@ -281,9 +281,8 @@ class RecallBook:
                     else:
                         found += await _lines(read, ids, when, nearest)
                 period = asked_period(query, now if as_of is None else as_utc(as_of))
-                dated = frozenset(words(period.phrase)) if period is not None else frozenset()
                 for tier, candidates in _by_tier(found).items():
-                    _score_keywords(terms, weights[tier], candidates, asking.roster, dated)
+                    _score_keywords(terms, weights[tier], candidates, asking.roster, period)
                 ranked = _fuse(found, asking, now, await _recently_recalled(read), period)
                 top = _newer_first(_recalled(ranked, asking, similar, limit), self._vectors,
                                    period)
@@ -368,7 +367,7 @@ def _by_tier(found: Sequence[_Candidate]) -> dict[str, list[_Candidate]]:
 
 def _score_keywords(terms: Sequence[Term], weights: Sequence[float],
                     found: Sequence[_Candidate], roster: Roster,
-                    dated: frozenset[str] = frozenset()) -> None:
+                    period: Period | None = None) -> None:
     """BM25 and keyword coverage for one tier's candidates; document lengths are averaged over
     the candidates themselves (visible rows only). A row carries the name of the member who
     said it or whom it is about, as if it were one of its words: a speaker's own lines seldom
@@ -377,18 +376,25 @@ def _score_keywords(terms: Sequence[Term], weights: Sequence[float],
         return
     docs = [c.doc + roster.name_stems(c.speaker, c.subject) for c in found]
     average = sum(len(d) for d in docs) / len(docs)
-    # Coverage, which tells whether a row answers, leaves names out: who is `_whose`'s to judge;
-    # and the words naming the time asked about (`dated`): when is the period's to judge.
-    things = [(t, w) for t, w in zip(terms, weights, strict=True)
-              if not roster.names(t.word) and t.word not in dated]
+    # Coverage, which tells whether a row answers, leaves names out: who is `_whose`'s to judge.
+    things = [(t, w) for t, w in zip(terms, weights, strict=True) if not roster.names(t.word)]
     about = [t for t, _ in things] or list(terms)
     about_weights = [w for _, w in things] or list(weights)
+    # A row said in the time the question names carries its words by when it was said ("on 16
+    # June" is answered by a line of 16 June); any other row must carry them in its words.
+    dated = frozenset(words(period.phrase)) if period is not None else frozenset()
+    timed = [(t, w) for t, w in zip(about, about_weights, strict=True) if t.word not in dated]
+    then = [t for t, _ in timed] or about
+    then_weights = [w for _, w in timed] or about_weights
     for c, doc in zip(found, docs, strict=True):
         c.keyword = bm25(terms, weights, doc, average)
         # Nor does a word the row only addresses someone by ("Dad, stop telling everyone." says
         # nothing of dad's birthday).
         content = addressing(c.text)
-        c.covered = coverage(about, about_weights, doc if content is None else content)
+        said_then = period is not None and period.holds(c.at)
+        c.covered = coverage(then if said_then else about,
+                             then_weights if said_then else about_weights,
+                             doc if content is None else content)
 
 
 @text_cache(maxsize=50_000)

@@ -48,7 +48,8 @@ _PATTERNS = (
     re.compile(rf"\b(?:in|during|im|en)\s+{_YEAR}\b"),
 )
 _RELATIVE = {
-    "yesterday": "day", "gestern": "day", "hier": "day", "ayer": "day",
+    # Not the French "hier": it is German for "here".
+    "yesterday": "day", "gestern": "day", "ayer": "day",
     "last week": "week", "letzte woche": "week", "semaine dernière": "week",
     "la semana pasada": "week",
     "last month": "month", "letzten monat": "month", "mois dernier": "month",

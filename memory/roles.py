@@ -351,7 +351,8 @@ _MY_WORDS = "my mein meine meinen meinem meiner meines mon ma mes mi mis"
 _MY = frozenset(_MY_WORDS.split())
 _SELF = "self"
 # "Your": what follows belongs to whom the text speaks to, never to its speaker.
-_YOUR_WORDS = "your dein deine deinen deinem deiner deines ta tes votre vos tus"
+# (Not the French "ta": in an English chat it is "thanks".)
+_YOUR_WORDS = "your dein deine deinen deinem deiner deines tes votre vos tus"
 _YOUR = frozenset(_YOUR_WORDS.split())
 _ADDRESSEE = "addressee"
 # "His" and "her": what follows belongs to the one member the text names, when it names one.
@@ -359,7 +360,7 @@ _HIS_WORDS = "his her sein seine seinen seinem seiner seines sa ses sus"
 _HIS = frozenset(_HIS_WORDS.split())
 _SOMEONE = "someone"
 _OWNING = _MY | _YOUR | _HIS
-_YOUR_OWNER = {**dict.fromkeys(_YOUR, _ADDRESSEE), **dict.fromkeys(_HIS, _SOMEONE)}
+_PRONOUN_OWNER = {**dict.fromkeys(_YOUR, _ADDRESSEE), **dict.fromkeys(_HIS, _SOMEONE)}
 
 
 def owners(text: str, roster: Roster | None = None) -> dict[str, str]:
@@ -400,7 +401,7 @@ def owners(text: str, roster: Roster | None = None) -> dict[str, str]:
 
 def _owner_of(word: str, possessive: bool, roster: Roster | None) -> str:
     if not possessive:
-        return _YOUR_OWNER.get(word, _SELF)
+        return _PRONOUN_OWNER.get(word, _SELF)
     group = _role(word)
     if group is not None:
         return f"role:{group}"

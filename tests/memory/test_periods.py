@@ -45,6 +45,7 @@ def test_a_question_naming_a_time_asks_about_that_period(question: str, start: d
     "What happened on 31 June?",
     "What will we do in 2031?",
     "Where is the spare key?",
+    "Was ist hier passiert?",  # German "here", not French "yesterday"
 ])
 def test_a_question_naming_no_time_or_only_maybe_one_asks_about_none(question: str) -> None:
     assert asked_period(question, NOW) is None

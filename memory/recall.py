@@ -377,15 +377,11 @@ def _score_keywords(terms: Sequence[Term], weights: Sequence[float],
     docs = [c.doc + roster.name_stems(c.speaker, c.subject) for c in found]
     average = sum(len(d) for d in docs) / len(docs)
     # Coverage, which tells whether a row answers, leaves names out: who is `_whose`'s to judge.
-    things = [(t, w) for t, w in zip(terms, weights, strict=True) if not roster.names(t.word)]
-    about = [t for t, _ in things] or list(terms)
-    about_weights = [w for _, w in things] or list(weights)
+    about, about_weights = _kept(terms, weights, lambda t: not roster.names(t.word))
     # A row said in the time the question names carries its words by when it was said ("on 16
     # June" is answered by a line of 16 June); any other row must carry them in its words.
     dated = frozenset(words(period.phrase)) if period is not None else frozenset()
-    timed = [(t, w) for t, w in zip(about, about_weights, strict=True) if t.word not in dated]
-    then = [t for t, _ in timed] or about
-    then_weights = [w for _, w in timed] or about_weights
+    then, then_weights = _kept(about, about_weights, lambda t: t.word not in dated)
     for c, doc in zip(found, docs, strict=True):
         c.keyword = bm25(terms, weights, doc, average)
         # Nor does a word the row only addresses someone by ("Dad, stop telling everyone." says
@@ -395,6 +391,15 @@ def _score_keywords(terms: Sequence[Term], weights: Sequence[float],
         c.covered = coverage(then if said_then else about,
                              then_weights if said_then else about_weights,
                              doc if content is None else content)
+
+
+def _kept(terms: Sequence[Term], weights: Sequence[float],
+          keep: Callable[[Term], bool]) -> tuple[list[Term], list[float]]:
+    """The terms `keep` keeps, with their weights; all of them when it keeps none."""
+    kept = [(t, w) for t, w in zip(terms, weights, strict=True) if keep(t)]
+    if not kept:
+        return list(terms), list(weights)
+    return [t for t, _ in kept], [w for _, w in kept]
 
 
 @text_cache(maxsize=50_000)

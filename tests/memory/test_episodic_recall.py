@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -317,11 +317,7 @@ async def test_a_members_newer_word_on_a_thing_is_told_before_the_older(
     try:
         bob = await memory.people.add("Bob", telegram_id=1002)
         alice = await memory.people.add("Alice", telegram_id=1003)
-        for i in range(20):  # what an unrelated line scores, for the margin to stand out from
-            await say_as(memory, bob, f"Unrelated chatter number {i} about the weather")
-        await memory.beliefs.remember(bob.person_id,
-                                      "The plumber is coming on Monday to fix the shower")
-        now[0] = T0 + timedelta(days=2)
+        await plumber_on_monday_then_two_days(memory, bob, now)
         newer = "The plumber is coming on Wednesday to fix the shower"
         if who == "bob":
             await say_as(memory, bob, newer)
@@ -349,11 +345,7 @@ async def test_a_question_naming_the_day_of_the_older_word_is_told_that_word_fir
                                clock=lambda: now[0])
     try:
         bob = await memory.people.add("Bob", telegram_id=1002)
-        for i in range(20):
-            await say_as(memory, bob, f"Unrelated chatter number {i} about the weather")
-        await memory.beliefs.remember(bob.person_id,
-                                      "The plumber is coming on Monday to fix the shower")
-        now[0] = T0 + timedelta(days=2)
+        await plumber_on_monday_then_two_days(memory, bob, now)
         await say_as(memory, bob, "The plumber is coming on Wednesday to fix the shower")
         ctx = AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "test")
 
@@ -369,6 +361,16 @@ async def test_a_question_naming_the_day_of_the_older_word_is_told_that_word_fir
             "When is the plumber coming to fix the shower?")] == ["Wednesday", "Monday"]
     finally:
         await memory.close()
+
+
+async def plumber_on_monday_then_two_days(memory: Memory, bob: Person,
+                                          now: list[datetime]) -> None:
+    """Bob's chatter, his word that the plumber comes on Monday, and the clock two days on."""
+    for i in range(20):  # what an unrelated line scores, for the margin to stand out from
+        await say_as(memory, bob, f"Unrelated chatter number {i} about the weather")
+    await memory.beliefs.remember(bob.person_id,
+                                  "The plumber is coming on Monday to fix the shower")
+    now[0] = now[0] + timedelta(days=2)
 
 
 async def say_as(memory: Memory, person: Person, text: str, *, group: bool = False) -> int:

@@ -26,7 +26,7 @@ from datetime import datetime
 
 from memory import wall
 from memory.lens import may_use
-from memory.models import AccessContext, Activity, Grant, Sensitivity
+from memory.models import REDACTED, AccessContext, Activity, Grant, Sensitivity
 from memory.receipts import LedgerAnchor, keyed_digest, write_receipt
 from memory.store import Row, Store, Tx
 
@@ -239,6 +239,32 @@ class Read:
                 sources.tellers.add(str(row["speaker_id"]))
             if row["statement"] is not None and (stated := STATED_BY.match(row["statement"])):
                 sources.tellers.add(stated.group(1))
+        return found
+
+    async def before(self, line_ids: Sequence[int], count: int) -> dict[int, list[Row]]:
+        """For each of these lines, who spoke the `count` lines said just before it in its chat
+        and when (`turn_id`, `speaker_id`, `role`, `at`), newest first: the lines this reader
+        may see and this work may use, and not forgotten. A line held back is left out as if
+        it had not been said (and not counted: no content of it is read), so it cannot change
+        what is made of the lines around it."""
+        if not line_ids:
+            return {}
+        rule = self.wall("p.scope")
+        marks = ", ".join("?" for _ in line_ids)
+        rows = await self.tx.fetchall(
+            "SELECT t.turn_id AS line, p.turn_id, p.speaker_id, p.role, p.scope, p.sensitivity,"
+            " p.at FROM turns t JOIN turns p ON p.turn_id IN (SELECT q.turn_id FROM turns q"
+            "  WHERE q.chat_id = t.chat_id AND q.turn_id < t.turn_id"
+            "  ORDER BY q.turn_id DESC LIMIT ?)"
+            f" WHERE t.turn_id IN ({marks}) AND {rule.sql} AND p.text != ?"
+            " ORDER BY t.turn_id, p.turn_id DESC",
+            (count, *line_ids, *rule.params, REDACTED))
+        grants = await self.grants()
+        found: dict[int, list[Row]] = {}
+        for row in rows:
+            if may_use(self.ctx, str(row["scope"]), Sensitivity(row["sensitivity"]), grants,
+                       self.now):
+                found.setdefault(int(row["line"]), []).append(row)
         return found
 
     async def keyword(self, tier: str, matches: Sequence[str], cap: int) -> Keyword:

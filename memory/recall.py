@@ -52,6 +52,7 @@ from memory.roles import (
     answers_whose,
     answers_whose_thing,
     role_stems,
+    speaks_of_you,
 )
 from memory.store import Row
 from memory.terms import Term, asks_only, document, query_terms, stems, text_cache, words
@@ -89,6 +90,10 @@ OTHER_PERSON_PENALTY = 0.5
 # questions naming a date had their evidence in the top 10 for 0.543 without, 0.800 at 2.0,
 # 0.857 at 4.0 (10.0 ranks the same).
 PERIOD_WEIGHT = 4.0
+# A member's line answers the last other member who spoke in its chat within REPLY_WINDOW
+# seconds, among the REPLY_LOOKBACK lines before it (her replies between them passed over).
+REPLY_WINDOW = 30 * 60
+REPLY_LOOKBACK = 6
 # Abstention. A candidate is sure (told as a memory) when its similarity stands MARGIN
 # deviations above the query's mean similarity to every row the reader sees, or when it carries
 # COVERAGE of the query's keyword weight and stands COVERED_MARGIN deviations above, or by GAP
@@ -185,6 +190,7 @@ class _Candidate:
     asks: bool = False  # a line whose sentences that answer only ask ("What got you running?")
     evidence: set[int] = field(default_factory=set)
     speaker: str | None = None  # who said it: a line's speaker, a belief's owner or teller
+    addressee: str | None = None  # a line's: the member whose line it answers (`_addressees`)
     subject: str | None = None  # the member a belief is about, when recorded
     norm: str = ""  # the text normalised, for comparing two candidates' words
     doc: tuple[frozenset[str], ...] = ()  # its words' stems, for BM25
@@ -348,14 +354,37 @@ async def _lines(read: Read, ids: list[int], when: str,
     rows = await read.select(
         "turns", f"turn_id IN ({marks}) AND role = 'user' AND text != ? AND at <= ?",
         (*ids, REDACTED, when), order="turn_id")
-    allowed = await read.usable(rows)
+    allowed = [r for r in await read.usable(rows)
+               if not asks_only(str(r["text"]))]  # a question is not evidence of anything
+    answering = await _addressees(read, allowed)
     return [
         _Candidate(key=("turns", int(r["turn_id"])), text=str(r["text"]), scope=str(r["scope"]),
                    at=str(r["at"]), row=r, semantic=nearest.get(int(r["turn_id"])),
-                   speaker=None if r["speaker_id"] is None else str(r["speaker_id"]))
+                   speaker=None if r["speaker_id"] is None else str(r["speaker_id"]),
+                   addressee=answering.get(int(r["turn_id"])))
         for r in allowed
-        if not asks_only(str(r["text"]))  # a question is not evidence of anything
     ]
+
+
+async def _addressees(read: Read, lines: Sequence[Row]) -> dict[int, str]:
+    """The member each line answers, when it answers one: the last other member who spoke in
+    its chat shortly before it (REPLY_WINDOW), her own lines passed over. In the group, a
+    "you" that names no one speaks to them: "Wow, your new hair colour looks amazing!" just
+    after Nate's line is about Nate's hair. Lines held back from this reader are passed over
+    as if unsaid (`Read.before`)."""
+    # Only a line that speaks of "you" has anyone to answer for (`roles.speaks_of_you`).
+    asking = [int(r["turn_id"]) for r in lines if speaks_of_you(str(r["text"]))]
+    before = await read.before(asking, REPLY_LOOKBACK)
+    found: dict[int, str] = {}
+    for r in lines:
+        said = datetime.fromisoformat(str(r["at"]))
+        for p in before.get(int(r["turn_id"]), ()):
+            if (said - datetime.fromisoformat(str(p["at"]))).total_seconds() > REPLY_WINDOW:
+                break
+            if p["role"] == "user" and p["speaker_id"] not in (None, r["speaker_id"]):
+                found[int(r["turn_id"])] = str(p["speaker_id"])
+                break
+    return found
 
 
 def _by_tier(found: Sequence[_Candidate]) -> dict[str, list[_Candidate]]:
@@ -447,7 +476,7 @@ def _fuse(found: list[_Candidate], asking: _Asking, now: datetime,
 
 def _whose(c: _Candidate, asking: _Asking) -> bool:
     return answers_whose(asking.query, asking.asker, c.text, c.speaker, roster=asking.roster,
-                         subject=c.subject)
+                         subject=c.subject, addressee=c.addressee)
 
 
 def _lead(c: _Candidate, spread: tuple[float, float]) -> float:
@@ -480,7 +509,7 @@ def _sure(c: _Candidate, asking: _Asking, spread: tuple[float, float] | None,
     similarity leads the best other candidate's)."""
     if (not answers_who(asking.query, c.text) or not c.whose
             or not answers_whose_thing(asking.query, asking.asker, c.text, c.speaker,
-                                    asking.roster)
+                                    asking.roster, addressee=c.addressee)
             or not answers_which(asking.query, c.text, asking.roster)):
         return False
     if spread is None:  # no embedder: the words alone decide

@@ -307,6 +307,19 @@ def _vocatives(text: str) -> frozenset[str]:
 
 
 @text_cache(maxsize=50_000)
+def speaks_of_you(text: str) -> bool:
+    """Whether `text` speaks of whom it speaks to: it says "your" ("your new hair colour looks
+    amazing"), or asks them ("Why did you make it so shiny?"). A "you" in a statement may be
+    anyone ("you can use coconut oil instead of butter")."""
+    for part in sentences(text):
+        tokens = set(_WORD.findall(part.casefold()))
+        if not _YOURS.isdisjoint(tokens) or (
+                part.rstrip().endswith("?") and not _SECOND_PERSON.isdisjoint(tokens)):
+            return True
+    return False
+
+
+@text_cache(maxsize=50_000)
 def _sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """A text's sentences, each with its content words' stems."""
     return tuple((part, frozenset(s for w in words(part) for s in stems(w)))
@@ -355,6 +368,10 @@ _SELF = "self"
 _YOUR_WORDS = "your dein deine deinen deinem deiner deines tes votre vos tus"
 _YOUR = frozenset(_YOUR_WORDS.split())
 _ADDRESSEE = "addressee"
+# "Your" and its kin: what `speaks_of_you` reads as speaking of the addressee ("your hair"),
+# where a bare "you" may be anyone ("you can use coconut oil instead").
+_YOURS_WORDS = "yours yourself yourselves euer eure ton vuestro vuestra"
+_YOURS = _YOUR | frozenset(_YOURS_WORDS.split())
 # "His" and "her": what follows belongs to the one member the text names, when it names one.
 _HIS_WORDS = "his her sein seine seinen seinem seiner seines sa ses sus"
 _HIS = frozenset(_HIS_WORDS.split())
@@ -449,18 +466,26 @@ def answers_which(question: str, candidate: str, roster: Roster | None = None) -
 
 
 def answers_whose_thing(question: str, asker: str | None, candidate: str,
-                        speaker: str | None, roster: Roster | None = None) -> bool:
+                        speaker: str | None, roster: Roster | None = None, *,
+                        addressee: str | None = None) -> bool:
     """Whether the thing the question asks after and the candidate speaks of can be the same
     one's: False for "my dad's birthday?" against the asker's own "my birthday is in March",
     for "my birthday?" against "my mum's birthday is in June", for "Tom's mum's birthday?"
     against Maya's "my mum's birthday", for "Caroline and her family?" against Melanie's "my
-    family", and for "Caroline's son?" against Caroline's "glad your son's okay"."""
+    family", and for "Caroline's son?" against Caroline's "glad your son's okay". A line
+    answering another member's (`addressee`, `Read.before`) says "your" of that member's: Nate's
+    "your new hair colour" to Joanna is not Nate's hair colour."""
     asked = owners(question, roster)
     said = owners(candidate, roster)
     for stem, owner in asked.items():
         other = said.get(stem)
+        if other == _ADDRESSEE and addressee is not None:
+            other = f"member:{addressee}"
         if other is None or other == owner:
             continue
+        if other.startswith("member:") and (owner.startswith("member:") or (
+                owner == _SELF and asker is not None and other != f"member:{asker}")):
+            return False  # another member's: "Tom's knee" is not Maya's knee
         mine = other == _SELF
         if owner.startswith("role:") and mine and speaker is not None and speaker == asker:
             return False
@@ -481,7 +506,8 @@ def answers_whose_thing(question: str, asker: str | None, candidate: str,
 
 
 def answers_whose(question: str, asker: str | None, candidate: str, speaker: str | None, *,
-                  roster: Roster, subject: str | None = None) -> bool:
+                  roster: Roster, subject: str | None = None,
+                  addressee: str | None = None) -> bool:
     """Whether `candidate` (said by `speaker`, about `subject` when known) can be about whom
     `question` (asked by `asker`) asks, by the members either names or speaks as: False when
     both are about particular members and none is the same. A question asking after someone by
@@ -498,11 +524,15 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
     focus = answering(question, candidate, roster)
     c = roster.whose(focus)
     about = c.people(speaker) | ({subject} if subject else frozenset())
-    if focus != candidate and not _SECOND_PERSON.isdisjoint(_persons(focus)[0]):
+    if not _SECOND_PERSON.isdisjoint(_persons(focus)[0]):
         # Those sentences say "you" ("What made you run again?"): they speak of whom the text
-        # calls by name ("Congrats, John!"). A question without "you" may be the speaker's own
-        # ("Sunflowers mean warmth, right?").
-        about |= roster.called(candidate)
+        # calls by name ("Congrats, John!"), or else of the member whose line it answers
+        # (`addressee`: "Wow, your new hair colour looks amazing!"). A question without "you"
+        # may be the speaker's own ("Sunflowers mean warmth, right?").
+        called = roster.called(candidate)
+        about |= called or (
+            {addressee} if addressee is not None and not c.first_person and speaks_of_you(focus)
+            else frozenset())
     if not about and not c.third_person:
         c = roster.whose(candidate)
         about = c.people(speaker) | ({subject} if subject else frozenset())

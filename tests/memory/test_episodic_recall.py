@@ -395,3 +395,59 @@ async def test_a_query_is_embedded_without_the_names_of_members_added_since_the_
         assert lines(found)[:1] == ["I fixed the bike chain on Sunday"]
     finally:
         await home.memory.close()
+
+
+@pytest.mark.parametrize("answered", ["owner", "alice"])
+async def test_a_line_saying_your_is_about_the_member_whose_line_it_answers(
+    home: Home, answered: str,
+) -> None:
+    said_before = {"owner": home.owner, "alice": home.alice}[answered]
+    await say(home, said_before, "I dyed my hair copper on Saturday", group=True)
+    praise = "Wow, your new hair colour looks amazing!"
+    await say(home, home.bob, praise, group=True)
+    found = await home.memory.recall.recollect(home.dm(home.owner),
+                                               "How does my new hair colour look?")
+    assert lines(found)[:1] == [praise]
+    # Bob answered Olivia: it is her hair; he answered Alice: it is not Olivia's.
+    assert found[0].sure == (answered == "owner")
+
+
+@pytest.mark.parametrize("alices_line", ["held back", "forgotten", "usable"])
+async def test_a_line_hidden_from_the_reader_does_not_decide_whom_the_next_one_answers(
+    home: Home, alices_line: str,
+) -> None:
+    await say(home, home.owner, "I dyed my hair copper on Saturday", group=True)
+    await say(home, home.alice, "My knee physio is on Thursday", group=True)  # health
+    praise = "Wow, your new hair colour looks amazing!"
+    await say(home, home.bob, praise, group=True)
+    if alices_line != "held back":  # the group may use it (the control: Bob answered her)
+        await home.memory.grants.give(home.owner.person_id, Activity.GROUP_CONVERSATION,
+                                      Sensitivity.HEALTH, shared=True)
+    if alices_line == "forgotten":
+        inspect = home.dm(home.owner, Activity.MEMBER_INSPECT)
+        await home.memory.forgetting.forget(inspect, "knee physio", shared=True)
+    found = await home.memory.recall.recollect(home.group(),
+                                               "How does Olivia's new hair colour look?")
+    assert lines(found)[:1] == [praise]
+    # Held back or forgotten, Alice's line is as if unsaid: Bob answered Olivia's.
+    assert found[0].sure == (alices_line != "usable")
+
+
+async def test_a_line_answering_no_one_recently_may_be_about_anyone(tmp_path: Path) -> None:
+    now = [T0]
+    memory = await Memory.open(tmp_path / "hearth.db", embedder=None, create=True,
+                               clock=lambda: now[0])
+    try:
+        olivia = await memory.people.add("Olivia", telegram_id=1001, owner=True)
+        bob = await memory.people.add("Bob", telegram_id=1002)
+        alice = await memory.people.add("Alice", telegram_id=1003)
+        await say_as(memory, alice, "I dyed my hair copper on Saturday", group=True)
+        now[0] = T0 + timedelta(hours=2)  # Bob's line answers no line of the last half hour
+        await say_as(memory, bob, "Wow, your new hair colour looks amazing!", group=True)
+        found = await memory.recall.recollect(
+            AccessContext.for_member(olivia.person_id, Activity.DM_CONVERSATION, "test"),
+            "How does my new hair colour look?")
+        assert lines(found)[:1] == ["Wow, your new hair colour looks amazing!"]
+        assert found[0].sure
+    finally:
+        await memory.close()

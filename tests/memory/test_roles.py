@@ -175,6 +175,39 @@ def test_your_thing_in_a_line_is_not_its_speaker_s() -> None:
                                    "p-tom", ROSTER)  # Tom telling Maya of hers
 
 
+def test_your_thing_in_a_line_answering_a_member_is_that_member_s() -> None:
+    line = "Your passport runs out in May."  # Tom, just after Maya spoke
+    assert answers_whose_thing("When does my passport expire?", "p-maya", line, "p-tom",
+                               ROSTER, addressee="p-maya")
+    assert not answers_whose_thing("When does my passport expire?", "p-ellie", line, "p-tom",
+                                   ROSTER, addressee="p-maya")
+    assert answers_whose_thing("When does Maya's passport expire?", "p-ellie", line, "p-tom",
+                               ROSTER, addressee="p-maya")
+    assert not answers_whose_thing("When does Ellie's passport expire?", "p-maya", line,
+                                   "p-tom", ROSTER, addressee="p-maya")
+    # control: answering no one, it may be anyone's but Tom's own
+    assert answers_whose_thing("When does my passport expire?", "p-ellie", line, "p-tom",
+                               ROSTER)
+
+
+def test_a_line_saying_your_or_asking_you_is_about_the_member_it_answers() -> None:
+    for line in ("Wow, your new hair colour looks amazing!",
+                 "That colour is gorgeous. Why did you choose it?"):
+        assert not answers_whose("Why did Tom choose that hair colour?", "p-ellie", line,
+                                 "p-tom", roster=ROSTER, addressee="p-maya")
+        assert answers_whose("Why did Maya choose that hair colour?", "p-ellie", line,
+                             "p-tom", roster=ROSTER, addressee="p-maya")
+
+
+def test_a_you_that_may_be_anyone_is_the_speakers_word() -> None:
+    # Advice, a game's rules, a quote: "you" is anyone, and the line is Tom's suggestion.
+    for line in ("You can use coconut oil instead of butter.",
+                 "It's a card game where you take turns drawing cats.",
+                 'The note says "Let go of what no longer serves you."'):
+        assert answers_whose("What does Tom suggest?", "p-ellie", f"{line} Good luck!", "p-tom",
+                             roster=ROSTER, addressee="p-maya")
+
+
 def test_the_asker_s_own_mum_is_not_the_mum_of_the_member_asked_after() -> None:
     question, candidate = "When is Tom's mum's birthday?", "My mum Ruth's birthday is 21 March."
     assert not answers_whose_thing(question, "p-maya", candidate, "p-maya", ROSTER)

@@ -45,6 +45,9 @@ OBJECTS = ["the red bicycle", "a sourdough starter", "the garden shed", "a trip 
            "the book club", "the tomato plants", "a pottery class", "the car insurance"]
 WHEN = ["on Monday", "last weekend", "in March", "every Friday", "since the summer",
         "before Christmas", "after work", "this morning", "at the market", "in the attic"]
+# How members' lines open: one in three speaks to someone ("you"), so recall looks up whom it
+# answers (`memory.recall._addressees`) as often as a chat would make it.
+OPENINGS = ["I heard that {}", "Did you hear? {}", "I heard that {}"]
 QUERIES = ["what does my sister like", "the garden shed", "who borrowed the chess set",
            "trip to Lisbon", "sourdough", "tomato plants", "what did the plumber fix",
            "a new laptop", "the dentist", "pottery class on Friday", "car insurance",
@@ -97,7 +100,7 @@ async def seed_lines(path: Path, people: list[Person], rng: random.Random, count
             await writer.transcript.append(
                 chat_id=group_chat() if group else dm_chat(person), speaker_id=person.person_id,
                 role=Role.USER, scope=SHARED if group else private_scope(person.person_id),
-                text=f"I heard that {text[0].lower()}{text[1:]}")
+                text=rng.choice(OPENINGS).format(f"{text[0].lower()}{text[1:]}"))
     finally:
         await writer.close()
 

@@ -241,23 +241,25 @@ class Read:
                 sources.tellers.add(stated.group(1))
         return found
 
-    async def before(self, line_ids: Sequence[int], count: int) -> dict[int, list[Row]]:
+    async def around(self, line_ids: Sequence[int], count: int, *,
+                     later: bool = False) -> dict[int, list[Row]]:
         """For each of these lines, who spoke the `count` lines said just before it in its chat
-        and when (`turn_id`, `speaker_id`, `role`, `at`), newest first: the lines this reader
-        may see and this work may use, and not forgotten. A line held back is left out as if
-        it had not been said (and not counted: no content of it is read), so it cannot change
-        what is made of the lines around it."""
+        (or just after it, `later`) and when (`turn_id`, `speaker_id`, `role`, `at`), nearest
+        first: the lines this reader may see and this work may use, and not forgotten. A line
+        held back is left out as if it had not been said (and not counted: no content of it is
+        read), so it cannot change what is made of the lines around it."""
         if not line_ids:
             return {}
         rule = self.wall("p.scope")
         marks = ", ".join("?" for _ in line_ids)
+        side, nearest = (">", "ASC") if later else ("<", "DESC")
         rows = await self.tx.fetchall(
             "SELECT t.turn_id AS line, p.turn_id, p.speaker_id, p.role, p.scope, p.sensitivity,"
             " p.at FROM turns t JOIN turns p ON p.turn_id IN (SELECT q.turn_id FROM turns q"
-            "  WHERE q.chat_id = t.chat_id AND q.turn_id < t.turn_id"
-            "  ORDER BY q.turn_id DESC LIMIT ?)"
+            f"  WHERE q.chat_id = t.chat_id AND q.turn_id {side} t.turn_id"
+            f"  ORDER BY q.turn_id {nearest} LIMIT ?)"
             f" WHERE t.turn_id IN ({marks}) AND {rule.sql} AND p.text != ?"
-            " ORDER BY t.turn_id, p.turn_id DESC",
+            f" ORDER BY t.turn_id, p.turn_id {nearest}",
             (count, *line_ids, *rule.params, REDACTED))
         grants = await self.grants()
         found: dict[int, list[Row]] = {}

@@ -94,6 +94,10 @@ PERIOD_WEIGHT = 4.0
 # seconds, among the REPLY_LOOKBACK lines before it (her replies between them passed over).
 REPLY_WINDOW = 30 * 60
 REPLY_LOOKBACK = 6
+# The reply to each of the ranking's first REPLY_PARENTS lines joins it at REPLY_SHARE of the
+# line's score (`_with_replies`).
+REPLY_PARENTS = 5
+REPLY_SHARE = 1.0
 # Abstention. A candidate is sure (told as a memory) when its similarity stands MARGIN
 # deviations above the query's mean similarity to every row the reader sees, or when it carries
 # COVERAGE of the query's keyword weight and stands COVERED_MARGIN deviations above, or by GAP
@@ -290,6 +294,11 @@ class RecallBook:
                 for tier, candidates in _by_tier(found).items():
                     _score_keywords(terms, weights[tier], candidates, asking.roster, period)
                 ranked = _fuse(found, asking, now, await _recently_recalled(read), period)
+                if lines and terms:
+                    ranked = await _with_replies(read, ranked, asking, when,
+                                                 lambda cs: _score_keywords(
+                                                     terms, weights["turns"], cs,
+                                                     asking.roster, period))
                 top = _newer_first(_recalled(ranked, asking, similar, limit), self._vectors,
                                    period)
                 for related, method in ((True, None), (False, MORE_METHOD)):
@@ -366,15 +375,51 @@ async def _lines(read: Read, ids: list[int], when: str,
     ]
 
 
+async def _with_replies(read: Read, ranked: list[_Candidate], asking: _Asking, when: str,
+                        score: Callable[[list[_Candidate]], None]) -> list[_Candidate]:
+    """The ranking with the reply to each of its first REPLY_PARENTS lines: the next line of
+    another member in that chat within REPLY_WINDOW, at REPLY_SHARE of the line's score (or
+    its own, when more). What a member asked or told is often answered in the next line, in
+    words of its own: "Congrats on the promotion! What's the backstory?" is answered by "I'm
+    an assistant manager now", and "What made you choose that shade?" by "I picked it because
+    it's bold". A reply found only so has no similarity of its own, so it is never sure by
+    it. Lines held back from this reader are passed over as if unsaid (`Read.around`)."""
+    parents = [c for c in ranked if c.belief is None][:REPLY_PARENTS]
+    after = await read.around([c.key[1] for c in parents], REPLY_LOOKBACK, later=True)
+    reply_of: dict[int, _Candidate] = {}
+    for parent in parents:
+        said = datetime.fromisoformat(parent.at)
+        for p in after.get(parent.key[1], ()):
+            if (datetime.fromisoformat(str(p["at"])) - said).total_seconds() > REPLY_WINDOW:
+                break
+            if p["role"] == "user" and p["speaker_id"] not in (None, parent.speaker):
+                reply_of.setdefault(int(p["turn_id"]), parent)
+                break
+    if not reply_of:
+        return ranked
+    have = {c.key[1]: c for c in ranked if c.belief is None}
+    new = await _lines(read, sorted(set(reply_of) - set(have)), when, {})
+    score(new)
+    for c in new:
+        c.whose = _whose(c, asking)
+        c.asks = asks_only(answering(asking.query, c.text, asking.roster))
+    for c in [*new, *(have[i] for i in reply_of if i in have)]:
+        share = reply_of[c.key[1]].fused * REPLY_SHARE
+        c.fused = max(c.fused, share * (1.0 if c.whose else 1.0 - OTHER_PERSON_PENALTY))
+    out = [*ranked, *new]
+    out.sort(key=lambda c: (-c.fused, c.key))
+    return out
+
+
 async def _addressees(read: Read, lines: Sequence[Row]) -> dict[int, str]:
     """The member each line answers, when it answers one: the last other member who spoke in
     its chat shortly before it (REPLY_WINDOW), her own lines passed over. In the group, a
     "you" that names no one speaks to them: "Wow, your new hair colour looks amazing!" just
     after Nate's line is about Nate's hair. Lines held back from this reader are passed over
-    as if unsaid (`Read.before`)."""
+    as if unsaid (`Read.around`)."""
     # Only a line that speaks of "you" has anyone to answer for (`roles.speaks_of_you`).
     asking = [int(r["turn_id"]) for r in lines if speaks_of_you(str(r["text"]))]
-    before = await read.before(asking, REPLY_LOOKBACK)
+    before = await read.around(asking, REPLY_LOOKBACK)
     found: dict[int, str] = {}
     for r in lines:
         said = datetime.fromisoformat(str(r["at"]))

@@ -473,7 +473,7 @@ def answers_whose_thing(question: str, asker: str | None, candidate: str,
     for "my birthday?" against "my mum's birthday is in June", for "Tom's mum's birthday?"
     against Maya's "my mum's birthday", for "Caroline and her family?" against Melanie's "my
     family", and for "Caroline's son?" against Caroline's "glad your son's okay". A line
-    answering another member's (`addressee`, `Read.before`) says "your" of that member's: Nate's
+    answering another member's (`addressee`, `Read.around`) says "your" of that member's: Nate's
     "your new hair colour" to Joanna is not Nate's hair colour."""
     asked = owners(question, roster)
     said = owners(candidate, roster)

@@ -451,3 +451,53 @@ async def test_a_line_answering_no_one_recently_may_be_about_anyone(tmp_path: Pa
         assert found[0].sure
     finally:
         await memory.close()
+
+
+async def _promotion_exchange(tmp_path: Path, *, gap: timedelta, reply: str,
+                              grant_health: bool = False) -> list[str]:
+    """Alice asks Bob about his promotion in the group, Bob answers `gap` later in words of
+    his own; what the owner's DM recalls for what he was promoted to (keyword recall alone, so
+    only the question's words find a line)."""
+    now = [T0]
+    memory = await Memory.open(tmp_path / "hearth.db", embedder=None, create=True,
+                               clock=lambda: now[0])
+    try:
+        olivia = await memory.people.add("Olivia", telegram_id=1001, owner=True)
+        bob = await memory.people.add("Bob", telegram_id=1002)
+        alice = await memory.people.add("Alice", telegram_id=1003)
+        await say_as(memory, alice, "Congrats on the promotion, Bob! What's the new job?",
+                     group=True)
+        now[0] += gap
+        await say_as(memory, bob, reply, group=True)
+        if grant_health:
+            await memory.grants.give(olivia.person_id, Activity.GROUP_CONVERSATION,
+                                     Sensitivity.HEALTH, shared=True)
+        found = await memory.recall.recollect(
+            AccessContext.for_group(Activity.GROUP_CONVERSATION, "a recall test", "hearth"),
+            "What was Bob promoted to?")
+        return lines(found)
+    finally:
+        await memory.close()
+
+
+async def test_the_reply_to_a_line_that_answers_ranks_with_it(tmp_path: Path) -> None:
+    reply = "Thanks! Assistant manager at the depot from Monday."
+    assert lines_of(await _promotion_exchange(tmp_path / "a", gap=timedelta(minutes=1),
+                                              reply=reply)) == {reply}
+    # control: said two hours on, it answers nothing said just before, and shares no word
+    assert lines_of(await _promotion_exchange(tmp_path / "b", gap=timedelta(hours=2),
+                                              reply=reply)) == set()
+
+
+async def test_a_reply_the_reader_may_not_use_is_not_brought_in(tmp_path: Path) -> None:
+    reply = "Thanks! Though my back pain means a desk job now, physio twice a week."  # health
+    assert lines_of(await _promotion_exchange(tmp_path / "a", gap=timedelta(minutes=1),
+                                              reply=reply)) == set()
+    # control: once the group's conversation may use health lines, it is
+    assert lines_of(await _promotion_exchange(tmp_path / "b", gap=timedelta(minutes=1),
+                                              reply=reply, grant_health=True)) == {reply}
+
+
+def lines_of(found: list[str]) -> set[str]:
+    """The recalled lines besides Alice's question (which the keywords find by themselves)."""
+    return {text for text in found if not text.startswith("Congrats")}

@@ -243,19 +243,18 @@ class Read:
 
     async def around(self, line_ids: Sequence[int], count: int, *,
                      later: bool = False) -> dict[int, list[Row]]:
-        """For each of these lines, who spoke the `count` lines said just before it in its chat
-        (or just after it, `later`) and when (`turn_id`, `speaker_id`, `role`, `at`), nearest
-        first: the lines this reader may see and this work may use, and not forgotten. A line
-        held back is left out as if it had not been said (and not counted: no content of it is
-        read), so it cannot change what is made of the lines around it."""
+        """For each of these lines, the `count` lines said just before it in its chat (or just
+        after it, `later`), nearest first, with their `ref`: the lines this reader may see and
+        this work may use, and not forgotten. A line held back is left out as if it had not been
+        said (and not counted), so it cannot change what is made of the lines around it."""
         if not line_ids:
             return {}
         rule = self.wall("p.scope")
         marks = ", ".join("?" for _ in line_ids)
         side, nearest = (">", "ASC") if later else ("<", "DESC")
         rows = await self.tx.fetchall(
-            "SELECT t.turn_id AS line, p.turn_id, p.speaker_id, p.role, p.scope, p.sensitivity,"
-            " p.at FROM turns t JOIN turns p ON p.turn_id IN (SELECT q.turn_id FROM turns q"
+            "SELECT p.*, ref('line', p.turn_id) AS ref, t.turn_id AS line"
+            " FROM turns t JOIN turns p ON p.turn_id IN (SELECT q.turn_id FROM turns q"
             f"  WHERE q.chat_id = t.chat_id AND q.turn_id {side} t.turn_id"
             f"  ORDER BY q.turn_id {nearest} LIMIT ?)"
             f" WHERE t.turn_id IN ({marks}) AND {rule.sql} AND p.text != ?"

@@ -12,7 +12,8 @@ Recall searches both the same way:
    embedding is mostly its names, and who a row is about is judged by speaker and subject.
 3. Reciprocal-rank fusion of the two lists, then confidence, recency and salience as small
    adjustments. A belief is preferred to a line that says the same, and a line that is the
-   evidence of a belief recalled beside it is not repeated.
+   evidence of a belief recalled beside it is not repeated. The reply to each of the first
+   lines joins the ranking beside it (`_with_replies`): an answer is often in the next line.
 4. Abstention, calibrated rather than a fixed bar: a candidate is *sure* only when it stands out
    from what the query scores against everything the reader sees (a margin in deviations over
    the mean), helped by sharing the question's rarer words (a member's line must share them),
@@ -386,26 +387,32 @@ async def _with_replies(read: Read, ranked: list[_Candidate], asking: _Asking, w
     it. Lines held back from this reader are passed over as if unsaid (`Read.around`)."""
     parents = [c for c in ranked if c.belief is None][:REPLY_PARENTS]
     after = await read.around([c.key[1] for c in parents], REPLY_LOOKBACK, later=True)
-    reply_of: dict[int, _Candidate] = {}
+    have = {c.key[1]: c for c in ranked if c.belief is None}
+    replies: dict[int, tuple[_Candidate, _Candidate]] = {}  # reply id: (reply, its parent)
     for parent in parents:
         said = datetime.fromisoformat(parent.at)
-        for p in after.get(parent.key[1], ()):
-            if (datetime.fromisoformat(str(p["at"])) - said).total_seconds() > REPLY_WINDOW:
+        for r in after.get(parent.key[1], ()):
+            if (datetime.fromisoformat(str(r["at"])) - said).total_seconds() > REPLY_WINDOW:
                 break
-            if p["role"] == "user" and p["speaker_id"] not in (None, parent.speaker):
-                reply_of.setdefault(int(p["turn_id"]), parent)
-                break
-    if not reply_of:
-        return ranked
-    have = {c.key[1]: c for c in ranked if c.belief is None}
-    new = await _lines(read, sorted(set(reply_of) - set(have)), when, {})
+            if r["role"] != "user" or r["speaker_id"] in (None, parent.speaker):
+                continue  # her reply, or the same member going on
+            turn_id, text = int(r["turn_id"]), str(r["text"])
+            if turn_id not in replies and str(r["at"]) <= when and not asks_only(text):
+                # It answers the parent's speaker: the last other member before it.
+                reply = have.get(turn_id) or _Candidate(
+                    key=("turns", turn_id), text=text, scope=str(r["scope"]), at=str(r["at"]),
+                    row=r, speaker=str(r["speaker_id"]), addressee=parent.speaker)
+                replies[turn_id] = (reply, parent)
+            break
+    new = [reply for turn_id, (reply, _) in replies.items() if turn_id not in have]
     score(new)
     for c in new:
         c.whose = _whose(c, asking)
         c.asks = asks_only(answering(asking.query, c.text, asking.roster))
-    for c in [*new, *(have[i] for i in reply_of if i in have)]:
-        share = reply_of[c.key[1]].fused * REPLY_SHARE
-        c.fused = max(c.fused, share * (1.0 if c.whose else 1.0 - OTHER_PERSON_PENALTY))
+    for reply, parent in replies.values():
+        share = parent.fused * REPLY_SHARE
+        reply.fused = max(reply.fused,
+                          share * (1.0 if reply.whose else 1.0 - OTHER_PERSON_PENALTY))
     out = [*ranked, *new]
     out.sort(key=lambda c: (-c.fused, c.key))
     return out

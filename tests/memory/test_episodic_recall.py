@@ -435,22 +435,17 @@ async def test_a_line_hidden_from_the_reader_does_not_decide_whom_the_next_one_a
 
 async def test_a_line_answering_no_one_recently_may_be_about_anyone(tmp_path: Path) -> None:
     now = [T0]
-    memory = await Memory.open(tmp_path / "hearth.db", embedder=None, create=True,
-                               clock=lambda: now[0])
+    home = await open_home(tmp_path / "hearth.db", embedder=None, clock=lambda: now[0])
     try:
-        olivia = await memory.people.add("Olivia", telegram_id=1001, owner=True)
-        bob = await memory.people.add("Bob", telegram_id=1002)
-        alice = await memory.people.add("Alice", telegram_id=1003)
-        await say_as(memory, alice, "I dyed my hair copper on Saturday", group=True)
+        await say(home, home.alice, "I dyed my hair copper on Saturday", group=True)
         now[0] = T0 + timedelta(hours=2)  # Bob's line answers no line of the last half hour
-        await say_as(memory, bob, "Wow, your new hair colour looks amazing!", group=True)
-        found = await memory.recall.recollect(
-            AccessContext.for_member(olivia.person_id, Activity.DM_CONVERSATION, "test"),
-            "How does my new hair colour look?")
+        await say(home, home.bob, "Wow, your new hair colour looks amazing!", group=True)
+        found = await home.memory.recall.recollect(home.dm(home.owner),
+                                                   "How does my new hair colour look?")
         assert lines(found)[:1] == ["Wow, your new hair colour looks amazing!"]
         assert found[0].sure
     finally:
-        await memory.close()
+        await home.memory.close()
 
 
 async def _promotion_exchange(tmp_path: Path, *, gap: timedelta, reply: str,
@@ -459,25 +454,19 @@ async def _promotion_exchange(tmp_path: Path, *, gap: timedelta, reply: str,
     his own; what the owner's DM recalls for what he was promoted to (keyword recall alone, so
     only the question's words find a line)."""
     now = [T0]
-    memory = await Memory.open(tmp_path / "hearth.db", embedder=None, create=True,
-                               clock=lambda: now[0])
+    home = await open_home(tmp_path / "hearth.db", embedder=None, clock=lambda: now[0])
     try:
-        olivia = await memory.people.add("Olivia", telegram_id=1001, owner=True)
-        bob = await memory.people.add("Bob", telegram_id=1002)
-        alice = await memory.people.add("Alice", telegram_id=1003)
-        await say_as(memory, alice, "Congrats on the promotion, Bob! What's the new job?",
-                     group=True)
+        await say(home, home.alice, "Congrats on the promotion, Bob! What's the new job?",
+                  group=True)
         now[0] += gap
-        await say_as(memory, bob, reply, group=True)
+        await say(home, home.bob, reply, group=True)
         if grant_health:
-            await memory.grants.give(olivia.person_id, Activity.GROUP_CONVERSATION,
-                                     Sensitivity.HEALTH, shared=True)
-        found = await memory.recall.recollect(
-            AccessContext.for_group(Activity.GROUP_CONVERSATION, "a recall test", "hearth"),
-            "What was Bob promoted to?")
-        return lines(found)
+            await home.memory.grants.give(home.owner.person_id, Activity.GROUP_CONVERSATION,
+                                          Sensitivity.HEALTH, shared=True)
+        return lines(await home.memory.recall.recollect(home.group(),
+                                                        "What was Bob promoted to?"))
     finally:
-        await memory.close()
+        await home.memory.close()
 
 
 async def test_the_reply_to_a_line_that_answers_ranks_with_it(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,8 +47,9 @@ class Home:
         return AccessContext.for_group(Activity.GROUP_CONVERSATION, "a recall test", actor)
 
 
-async def open_home(path: Path, *, embedder: HashEmbedder | None) -> Home:
-    memory = await Memory.open(path, embedder=embedder, create=True, clock=lambda: T0)
+async def open_home(path: Path, *, embedder: HashEmbedder | None,
+                    clock: Callable[[], datetime] = lambda: T0) -> Home:
+    memory = await Memory.open(path, embedder=embedder, create=True, clock=clock)
     owner = await memory.people.add("Olivia", telegram_id=1001, owner=True)
     bob = await memory.people.add("Bob", telegram_id=1002)
     alice = await memory.people.add("Alice", telegram_id=1003)

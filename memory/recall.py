@@ -390,29 +390,22 @@ async def _with_replies(read: Read, ranked: list[_Candidate], asking: _Asking, w
     have = {c.key[1]: c for c in ranked if c.belief is None}
     replies: dict[int, tuple[_Candidate, _Candidate]] = {}  # reply id: (reply, its parent)
     for parent in parents:
-        said = datetime.fromisoformat(parent.at)
-        for r in after.get(parent.key[1], ()):
-            if (datetime.fromisoformat(str(r["at"])) - said).total_seconds() > REPLY_WINDOW:
-                break
-            if r["role"] != "user" or r["speaker_id"] in (None, parent.speaker):
-                continue  # her reply, or the same member going on
-            turn_id, text = int(r["turn_id"]), str(r["text"])
-            if turn_id not in replies and str(r["at"]) <= when and not asks_only(text):
-                # It answers the parent's speaker: the last other member before it.
-                reply = have.get(turn_id) or _Candidate(
-                    key=("turns", turn_id), text=text, scope=str(r["scope"]), at=str(r["at"]),
-                    row=r, speaker=str(r["speaker_id"]), addressee=parent.speaker)
-                replies[turn_id] = (reply, parent)
-            break
+        r = _other_members(after.get(parent.key[1], ()), parent.at, parent.speaker)
+        if r is None:
+            continue
+        turn_id, text = int(r["turn_id"]), str(r["text"])
+        if turn_id not in replies and str(r["at"]) <= when and not asks_only(text):
+            # It answers the parent's speaker: the last other member before it.
+            reply = have.get(turn_id) or _Candidate(
+                key=("turns", turn_id), text=text, scope=str(r["scope"]), at=str(r["at"]),
+                row=r, speaker=str(r["speaker_id"]), addressee=parent.speaker)
+            replies[turn_id] = (reply, parent)
     new = [reply for turn_id, (reply, _) in replies.items() if turn_id not in have]
     score(new)
     for c in new:
-        c.whose = _whose(c, asking)
-        c.asks = asks_only(answering(asking.query, c.text, asking.roster))
+        _mark(c, asking)
     for reply, parent in replies.values():
-        share = parent.fused * REPLY_SHARE
-        reply.fused = max(reply.fused,
-                          share * (1.0 if reply.whose else 1.0 - OTHER_PERSON_PENALTY))
+        reply.fused = max(reply.fused, parent.fused * REPLY_SHARE * _person_share(reply))
     out = [*ranked, *new]
     out.sort(key=lambda c: (-c.fused, c.key))
     return out
@@ -429,14 +422,24 @@ async def _addressees(read: Read, lines: Sequence[Row]) -> dict[int, str]:
     before = await read.around(asking, REPLY_LOOKBACK)
     found: dict[int, str] = {}
     for r in lines:
-        said = datetime.fromisoformat(str(r["at"]))
-        for p in before.get(int(r["turn_id"]), ()):
-            if (said - datetime.fromisoformat(str(p["at"]))).total_seconds() > REPLY_WINDOW:
-                break
-            if p["role"] == "user" and p["speaker_id"] not in (None, r["speaker_id"]):
-                found[int(r["turn_id"])] = str(p["speaker_id"])
-                break
+        speaker = None if r["speaker_id"] is None else str(r["speaker_id"])
+        p = _other_members(before.get(int(r["turn_id"]), ()), str(r["at"]), speaker)
+        if p is not None:
+            found[int(r["turn_id"])] = str(p["speaker_id"])
     return found
+
+
+def _other_members(near: Sequence[Row], at: str, speaker: str | None) -> Row | None:
+    """The nearest of the lines around one said `at` by `speaker` (`Read.around`, nearest
+    first) that another member said within REPLY_WINDOW of it: her lines and the speaker's
+    own are passed over."""
+    said = datetime.fromisoformat(at)
+    for r in near:
+        if abs((datetime.fromisoformat(str(r["at"])) - said).total_seconds()) > REPLY_WINDOW:
+            return None
+        if r["role"] == "user" and r["speaker_id"] not in (None, speaker):
+            return r
+    return None
 
 
 def _by_tier(found: Sequence[_Candidate]) -> dict[str, list[_Candidate]]:
@@ -516,14 +519,26 @@ def _fuse(found: list[_Candidate], asking: _Asking, now: datetime,
                        + SALIENCE_WEIGHT * float(c.row["salience"]) + BELIEF_PREFERENCE)
             if belief.belief_id in repeated:
                 adjust -= REPETITION_PENALTY
-        c.whose = _whose(c, asking)
-        c.asks = c.belief is None and asks_only(answering(asking.query, c.text, asking.roster))
-        c.fused = fused * (1.0 + adjust) * (1.0 if c.whose else 1.0 - OTHER_PERSON_PENALTY)
+        _mark(c, asking)
+        c.fused = fused * (1.0 + adjust) * _person_share(c)
         if period is not None and period.holds(c.at):
             c.fused *= 1.0 + PERIOD_WEIGHT
     ranked = [c for c in found if c.fused > 0]
     ranked.sort(key=lambda c: (-c.fused, c.key))
     return ranked
+
+
+def _mark(c: _Candidate, asking: _Asking) -> None:
+    """Whether a candidate may be about whom the question asks after, and whether a line's
+    sentences that answer only ask."""
+    c.whose = _whose(c, asking)
+    c.asks = c.belief is None and asks_only(answering(asking.query, c.text, asking.roster))
+
+
+def _person_share(c: _Candidate) -> float:
+    """The share of its score a candidate keeps: all of it, or less OTHER_PERSON_PENALTY when
+    it is about another member than the one asked after."""
+    return 1.0 if c.whose else 1.0 - OTHER_PERSON_PENALTY
 
 
 def _whose(c: _Candidate, asking: _Asking) -> bool:

@@ -186,6 +186,10 @@ _SECOND_PERSON_WORDS = (
     " toi ton ta tes vous votre vos ti tus usted vosotros vuestro vuestra"
 )
 _SECOND_PERSON = frozenset(_SECOND_PERSON_WORDS.split())
+# The first person plural: a text using one speaks of its speaker among others ("we were
+# teammates for four years"), so it is not only about whom it speaks to.
+_WE_WORDS = "we us our ours ourselves wir uns unser unsere nous notre nos nosotros nuestro nuestra"
+_WE = frozenset(_WE_WORDS.split())
 # Words that greet or answer someone before their name ("Thanks Tom!", "Hey Ellie, ...").
 _GREETING_WORDS = (
     "hey hi hello hiya thanks thank cheers yeah yep yes ok okay oh aw wow sorry congrats morning"
@@ -505,6 +509,24 @@ def answers_whose_thing(question: str, asker: str | None, candidate: str,
     return True
 
 
+def _spoken_of(part: str, candidate: str, speaker: str | None, roster: Roster, *,
+               subject: str | None, addressee: str | None) -> tuple[Whose, frozenset[str]]:
+    """Whom `part` of `candidate` speaks of, and how (`Roster.whose`)."""
+    c = roster.whose(part)
+    about = c.people(speaker) | ({subject} if subject else frozenset())
+    if not _SECOND_PERSON.isdisjoint(_persons(part)[0]):
+        # It says "you" ("What made you run again?"): it speaks of whom the text calls by
+        # name ("Congrats, John!"), or else of the member whose line it answers (`addressee`:
+        # "Wow, your new hair colour looks amazing!"), unless it speaks as "I" or "we" too ("We
+        # were teammates for years. Were you ever in a team?"). A question without "you" may
+        # be the speaker's own ("Sunflowers mean warmth, right?").
+        called = roster.called(candidate)
+        about |= called or (
+            {addressee} if addressee is not None and not c.first_person
+            and _WE.isdisjoint(_persons(part)[0]) and speaks_of_you(part) else frozenset())
+    return c, about
+
+
 def answers_whose(question: str, asker: str | None, candidate: str, speaker: str | None, *,
                   roster: Roster, subject: str | None = None,
                   addressee: str | None = None) -> bool:
@@ -522,20 +544,11 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
         return True
     # Who the sentences that answer speak of; the whole text's people when those name no one.
     focus = answering(question, candidate, roster)
-    c = roster.whose(focus)
-    about = c.people(speaker) | ({subject} if subject else frozenset())
-    if not _SECOND_PERSON.isdisjoint(_persons(focus)[0]):
-        # Those sentences say "you" ("What made you run again?"): they speak of whom the text
-        # calls by name ("Congrats, John!"), or else of the member whose line it answers
-        # (`addressee`: "Wow, your new hair colour looks amazing!"). A question without "you"
-        # may be the speaker's own ("Sunflowers mean warmth, right?").
-        called = roster.called(candidate)
-        about |= called or (
-            {addressee} if addressee is not None and not c.first_person and speaks_of_you(focus)
-            else frozenset())
+    c, about = _spoken_of(focus, candidate, speaker, roster, subject=subject,
+                          addressee=addressee)
     if not about and not c.third_person:
-        c = roster.whose(candidate)
-        about = c.people(speaker) | ({subject} if subject else frozenset())
+        c, about = _spoken_of(candidate, candidate, speaker, roster, subject=subject,
+                              addressee=addressee)
     if not about:
         return True
     if asked_roles and not whom.named:

@@ -199,6 +199,33 @@ def test_a_line_saying_your_or_asking_you_is_about_the_member_it_answers() -> No
                              "p-tom", roster=ROSTER, addressee="p-maya")
 
 
+def test_a_reaction_whose_answering_sentence_names_no_one_is_about_the_member_it_answers(
+) -> None:
+    # The sentence sharing the question's words says nothing of anyone; the rest of the line
+    # speaks to Maya ("You're killing it!", a question asking her).
+    line = ("Wow, congrats on those deals with Nike and Gatorade! You're killing it! "
+            "Any other brands you're dreaming of?")
+    question = "What kind of deals did {} sign with Nike and Gatorade?"
+    assert not answers_whose(question.format("Tom"), "p-ellie", line, "p-tom", roster=ROSTER,
+                             addressee="p-maya")
+    assert answers_whose(question.format("Maya"), "p-ellie", line, "p-tom", roster=ROSTER,
+                         addressee="p-maya")
+    # control: answering no one, the line is about no one in particular
+    assert answers_whose(question.format("Tom"), "p-ellie", line, "p-tom", roster=ROSTER)
+
+
+def test_a_line_speaking_as_we_is_not_only_about_the_member_it_answers() -> None:
+    line = ("We were teammates for four years in high school, so we've played together for "
+            "quite some time. Have you ever been part of a sports team?")  # Tom, to Maya
+    assert answers_whose("How long did Tom and his teammates play together?", "p-ellie", line,
+                         "p-tom", roster=ROSTER, addressee="p-maya")
+    # control: without "we", the same question to Maya is about her
+    assert not answers_whose("How long did Tom and his teammates play together?", "p-ellie",
+                             "Four years in high school is quite some time. Have you ever "
+                             "been part of a sports team?", "p-tom", roster=ROSTER,
+                             addressee="p-maya")
+
+
 def test_a_you_that_may_be_anyone_is_the_speakers_word() -> None:
     # Advice, a game's rules, a quote: "you" is anyone, and the line is Tom's suggestion.
     for line in ("You can use coconut oil instead of butter.",

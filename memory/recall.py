@@ -53,6 +53,7 @@ from memory.roles import (
     answers_whose,
     answers_whose_thing,
     role_stems,
+    speaks_as_we,
     speaks_of_you,
 )
 from memory.store import Row
@@ -417,8 +418,10 @@ async def _addressees(read: Read, lines: Sequence[Row]) -> dict[int, str]:
     "you" that names no one speaks to them: "Wow, your new hair colour looks amazing!" just
     after Nate's line is about Nate's hair. Lines held back from this reader are passed over
     as if unsaid (`Read.around`)."""
-    # Only a line that speaks of "you" has anyone to answer for (`roles.speaks_of_you`).
-    asking = [int(r["turn_id"]) for r in lines if speaks_of_you(str(r["text"]))]
+    # Only a line that speaks of "you" or as "we" has anyone to answer for
+    # (`roles.speaks_of_you`, `roles.speaks_as_we`).
+    asking = [int(r["turn_id"]) for r in lines
+              if speaks_of_you(str(r["text"])) or speaks_as_we(str(r["text"]))]
     before = await read.around(asking, REPLY_LOOKBACK)
     found: dict[int, str] = {}
     for r in lines:

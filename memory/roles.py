@@ -311,6 +311,13 @@ def _vocatives(text: str) -> frozenset[str]:
 
 
 @text_cache(maxsize=50_000)
+def speaks_as_we(text: str) -> bool:
+    """Whether `text` speaks as "we" and not as "I": of its speaker among others."""
+    said = _persons(text)
+    return not said[1] and not _WE.isdisjoint(said[0])
+
+
+@text_cache(maxsize=50_000)
 def speaks_of_you(text: str) -> bool:
     """Whether `text` speaks of whom it speaks to: it says "your" ("your new hair colour looks
     amazing"), or asks them ("Why did you make it so shiny?"). A "you" in a statement may be
@@ -550,7 +557,13 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
         c, about = _spoken_of(candidate, candidate, speaker, roster, subject=subject,
                               addressee=addressee)
     if not about:
-        return True
+        # About no one in particular, unless it speaks as "we" to whom the question asks
+        # after: "Thanks, Caroline! We went camping yesterday", or Melanie's "We always look
+        # forward to our family camping trip" just after Caroline spoke, is the speaker's side,
+        # not Caroline's camping.
+        listener = roster.called(candidate) or (
+            frozenset({addressee}) if addressee is not None else frozenset())
+        return not (asked and listener and asked <= listener and speaks_as_we(focus))
     if asked_roles and not whom.named:
         # "My husband" may be any member (who is whose is not known here), but not the asker
         # themself: "what allergy does my son have?" is not answered by the asker's own "I'm

@@ -412,6 +412,21 @@ async def test_a_line_saying_your_is_about_the_member_whose_line_it_answers(
     assert found[0].sure == (answered == "owner")
 
 
+@pytest.mark.parametrize("answered", ["owner", "alice"])
+async def test_a_line_speaking_as_we_is_not_about_the_member_whose_line_it_answers(
+    home: Home, answered: str,
+) -> None:
+    said_before = {"owner": home.owner, "alice": home.alice}[answered]
+    await say(home, said_before, "The weather was lovely at the weekend", group=True)
+    camping = "We always look forward to our family camping trip by the lake"
+    await say(home, home.bob, camping, group=True)
+    found = await home.memory.recall.recollect(home.dm(home.alice),
+                                               "Where is Olivia's family camping trip?")
+    assert lines(found)[:1] == [camping]
+    # Bob's "we" answering Olivia is his side, not hers; answering Alice, it may be anyone's.
+    assert found[0].sure == (answered == "alice")
+
+
 @pytest.mark.parametrize("alices_line", ["held back", "forgotten", "usable"])
 async def test_a_line_hidden_from_the_reader_does_not_decide_whom_the_next_one_answers(
     home: Home, alices_line: str,

@@ -226,6 +226,22 @@ def test_a_line_speaking_as_we_is_not_only_about_the_member_it_answers() -> None
                              addressee="p-maya")
 
 
+def test_a_line_speaking_as_we_to_a_member_is_not_about_that_member() -> None:
+    question = "What did {} do while camping?"
+    for line, addressee in (("Thanks, Maya! We roasted marshmallows by the fire.", None),
+                            ("We roasted marshmallows by the fire.", "p-maya")):
+        assert not answers_whose(question.format("Maya"), "p-ellie", line, "p-tom",
+                                 roster=ROSTER, addressee=addressee)
+        # It is the speaker's side, and may take in anyone else of the household.
+        assert answers_whose(question.format("Tom"), "p-ellie", line, "p-tom", roster=ROSTER,
+                             addressee=addressee)
+        assert answers_whose(question.format("Ellie"), "p-maya", line, "p-tom",
+                             roster=ROSTER, addressee=addressee)
+    # control: speaking to no one, "we" is the household's
+    assert answers_whose(question.format("Maya"), "p-ellie",
+                         "We roasted marshmallows by the fire.", "p-tom", roster=ROSTER)
+
+
 def test_a_you_that_may_be_anyone_is_the_speakers_word() -> None:
     # Advice, a game's rules, a quote: "you" is anyone, and the line is Tom's suggestion.
     for line in ("You can use coconut oil instead of butter.",

@@ -337,6 +337,37 @@ async def test_a_members_newer_word_on_a_thing_is_told_before_the_older(
         await memory.close()
 
 
+@pytest.mark.parametrize("who", ["bob", "alice"])
+async def test_a_members_update_in_fewer_of_the_questions_words_is_told_first(
+    tmp_path: Path, who: str,
+) -> None:
+    now = [T0]
+    memory = await Memory.open(tmp_path / "hearth.db", embedder=HashEmbedder(), create=True,
+                               clock=lambda: now[0])
+    try:
+        bob = await memory.people.add("Bob", telegram_id=1002)
+        alice = await memory.people.add("Alice", telegram_id=1003)
+        await plumber_on_monday_then_two_days(memory, bob, now)
+        update = ("Change of plan: the plumber fixes the shower on Wednesday, the Monday slot"
+                  " fell through")
+        # Bob's own update, or (the control) Alice's word in the group, which is not his
+        await memory.beliefs.remember((bob if who == "bob" else alice).person_id, update,
+                                      shared=who == "alice")
+        found = await memory.recall.recollect(
+            AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "test"),
+            "When is the plumber coming to fix the shower?")
+        told = [item.belief.proposition for item in found
+                if isinstance(item, Recalled) and item.sure]
+        if who == "bob":
+            assert told == [update, "The plumber is coming on Monday to fix the shower"]
+        else:
+            assert told == ["The plumber is coming on Monday to fix the shower"]
+            assert update in [item.belief.proposition for item in found
+                              if isinstance(item, Recalled)]  # found, not told
+    finally:
+        await memory.close()
+
+
 async def test_a_question_naming_the_day_of_the_older_word_is_told_that_word_first(
     tmp_path: Path,
 ) -> None:

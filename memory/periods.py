@@ -131,3 +131,20 @@ def _relative(unit: str, now: datetime) -> Period:
         return Period((first - timedelta(days=1)).replace(day=1), first)
     first = today.replace(month=1, day=1)
     return Period(first.replace(year=first.year - 1), first)
+
+
+# Words asking what held before a change: "when did I first book the trip?", "my old passport",
+# "where did I use to work?", in the four languages. "First" counts as the adverb only (after
+# a pronoun: "did I first"), not "my first day".
+_BEFORE = re.compile(
+    r"\b(?:originally|initially|at first|used to|use to|previously|old|former|earlier"
+    r"|ursprünglich|anfangs|zuerst|früher|alte[nmrs]?|au début|d'abord|ancien(?:ne)?s?"
+    r"|al principio|originalmente|antes|antigu[oa]s?)\b"
+    r"|\b(?:i|we|you|he|she|they|ich|wir|je|nous|yo)\s+first\b")
+
+
+def asks_before(text: str) -> bool:
+    """Whether `text` asks what held before a change ("when did I first book the Lisbon
+    trip?" after the holiday moved to Porto): then a newer word on the thing does not come
+    first (`memory.recall`)."""
+    return _BEFORE.search(text.casefold()) is not None

@@ -43,7 +43,7 @@ from itertools import combinations
 from memory.beliefs import belief_from_row, normalize
 from memory.gate import Gate, Read, Sources
 from memory.models import REDACTED, AccessContext, Quoted, Recalled, Turn, as_utc, scope_owner
-from memory.periods import Period, asked_period
+from memory.periods import Period, asked_period, asks_before
 from memory.roles import (
     Roster,
     addressed,
@@ -639,6 +639,8 @@ def _newer_first(top: list[_Candidate], vectors: VectorBook, asking: _Asking,
     facts holds too. Other items keep their places. A question naming a time (`period`) asks
     what held then: the word said in it is not put after a newer one said since ("where was
     Sunday lunch in February?")."""
+    if asks_before(asking.query):  # "my old passport", "when did I first book ...?"
+        return top
     told = [c for c in top if c.sure or c.related]
     alike = vectors.alike([c.key for c in told])
     if not alike:

@@ -337,6 +337,29 @@ async def test_a_members_newer_word_on_a_thing_is_told_before_the_older(
         await memory.close()
 
 
+@pytest.mark.parametrize("question", [
+    "When was the plumber originally coming to fix the shower?",
+    "At first, when was the plumber coming to fix the shower?",
+])
+async def test_a_question_asking_what_held_before_is_told_the_older_word_first(
+    tmp_path: Path, question: str,
+) -> None:
+    now = [T0]
+    memory = await Memory.open(tmp_path / "hearth.db", embedder=HashEmbedder(), create=True,
+                               clock=lambda: now[0])
+    try:
+        bob = await memory.people.add("Bob", telegram_id=1002)
+        await plumber_on_monday_then_two_days(memory, bob, now)
+        await say_as(memory, bob, "The plumber is coming on Wednesday to fix the shower")
+        found = await memory.recall.recollect(
+            AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "test"), question)
+        told = [item for item in found if item.sure]
+        assert len(told) == 2  # both; asked what held now, Wednesday comes first (above)
+        assert isinstance(told[0], Recalled) and "Monday" in told[0].belief.proposition
+    finally:
+        await memory.close()
+
+
 @pytest.mark.parametrize("who", ["bob", "alice"])
 async def test_a_members_update_in_fewer_of_the_questions_words_is_told_first(
     tmp_path: Path, who: str,

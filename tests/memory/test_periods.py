@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memory import AccessContext, Activity, Memory, Quoted, Role, dm_chat, private_scope
-from memory.periods import Period, asked_period
+from memory.periods import Period, asked_period, asks_before
 from tests.helpers import HashEmbedder
 
 NOW = datetime(2026, 7, 1, 10, 0, tzinfo=UTC)
@@ -77,3 +77,18 @@ async def test_what_was_said_on_the_day_a_question_names_comes_first(tmp_path: P
         assert await first("What did we do at the barbecue in May?") == said[day(2026, 5, 2)]
     finally:
         await memory.close()
+
+
+@pytest.mark.parametrize(("question", "before"), [
+    ("When did I first book the Lisbon trip?", True),
+    ("When does my old passport run out?", True),
+    ("Where did I use to work?", True),
+    ("Which school did Ellie originally pick?", True),
+    ("Wann habe ich zuerst den Flug gebucht?", True),
+    ("When is my first day at the new job?", False),  # "first" as an ordinal, not "at first"
+    ("When does my passport run out?", False),
+    ("Where do I work now?", False),
+])
+def test_a_question_asking_what_held_before_a_change_is_told_apart(question: str,
+                                                                   before: bool) -> None:
+    assert asks_before(question) == before

@@ -136,9 +136,11 @@ def _relative(unit: str, now: datetime) -> Period:
 # Words asking what held before a change: "when did I first book the trip?", "my old passport",
 # "where did I use to work?", in the four languages. "First" counts as the adverb only (after
 # a pronoun: "did I first"), not "my first day"; "old" only as what was had ("my old
-# passport"), not "how old is Ellie?".
+# passport"), not "how old is Ellie?"; "use to" only after "did" ("where did I use to work?",
+# not "what does Nate use to make it?").
 _BEFORE = re.compile(
-    r"\b(?:originally|initially|at first|used to|use to|previously|former|earlier"
+    r"\b(?:originally|initially|at first|used to|did(?: \w+){1,4} use to|previously|former"
+    r"|earlier"
     r"|(?:my|your|his|her|our|their|the) old"
     r"|ursprünglich|anfangs|zuerst|früher|alte[nmrs]?|au début|d'abord|ancien(?:ne)?s?"
     r"|al principio|originalmente|antes|antigu[oa]s?)\b"

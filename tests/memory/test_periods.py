@@ -87,6 +87,7 @@ async def test_what_was_said_on_the_day_a_question_names_comes_first(tmp_path: P
     ("Wann habe ich zuerst den Flug gebucht?", True),
     ("When is my first day at the new job?", False),  # "first" as an ordinal, not "at first"
     ("How old is Ellie now?", False),
+    ("What does Tom use to clean the oven?", False),
     ("When does my passport run out?", False),
     ("Where do I work now?", False),
 ])

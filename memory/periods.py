@@ -10,8 +10,11 @@ without, a month ("in March", "March 2023"), a year ("in 2023"), and "yesterday"
 ("what did Ellie do in December?" asked in July is last December); a time still to come ("in
 2031") names no period, since nothing was said then yet.
 
-Owns: the month names and the periods. Must not: guess: a word that is only maybe a month
-("may", "march") counts only beside a day, a year or "in".
+A question may also ask what held before a change ("when did I first book the Lisbon trip?",
+"my old passport"): `asks_before`, which keeps recall from putting a newer word first.
+
+Owns: the month names, the periods and those words. Must not: guess: a word that is only maybe
+a month ("may", "march") counts only beside a day, a year or "in".
 """
 
 from __future__ import annotations

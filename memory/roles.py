@@ -530,7 +530,7 @@ def _spoken_of(part: str, candidate: str, speaker: str | None, roster: Roster, *
         called = roster.called(candidate)
         about |= called or (
             {addressee} if addressee is not None and not c.first_person
-            and _WE.isdisjoint(_persons(part)[0]) and speaks_of_you(part) else frozenset())
+            and not speaks_as_we(part) and speaks_of_you(part) else frozenset())
     return c, about
 
 

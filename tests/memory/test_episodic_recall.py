@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +13,6 @@ import pytest
 
 from memory import (
     SHARED,
-    AccessContext,
     Grant,
     Memory,
     Quoted,
@@ -307,34 +306,44 @@ async def test_the_reply_to_a_line_recalls_with_its_vector_and_no_one_else_takes
         await built.memory.close()
 
 
+@pytest.fixture
+async def plumber(tmp_path: Path) -> AsyncIterator[Home]:
+    """Bob's chatter, his word that the plumber comes on Monday, and the clock two days on."""
+    now = [T0]
+    home = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder(),
+                           clock=lambda: now[0])
+    try:
+        for i in range(20):  # what an unrelated line scores, for the margin to stand out from
+            await say_as(home.memory, home.bob, f"Unrelated chatter number {i} about the weather")
+        await home.memory.beliefs.remember(home.bob.person_id,
+                                           "The plumber is coming on Monday to fix the shower")
+        now[0] = now[0] + timedelta(days=2)
+        yield home
+    finally:
+        await home.memory.close()
+
+
+def told(found: list[Recalled | Quoted]) -> list[str]:
+    """What a recall tells as memories, in order."""
+    return [f.turn.text if isinstance(f, Quoted) else f.belief.proposition
+            for f in found if f.sure]
+
+
+MONDAY = "The plumber is coming on Monday to fix the shower"
+WEDNESDAY = "The plumber is coming on Wednesday to fix the shower"
+
+
 @pytest.mark.parametrize("who", ["bob", "alice"])
 async def test_a_members_newer_word_on_a_thing_is_told_before_the_older(
-    tmp_path: Path, who: str
+    plumber: Home, who: str
 ) -> None:
-    now = [T0]
-    memory = await Memory.open(tmp_path / "hearth.db", embedder=HashEmbedder(), create=True,
-                               clock=lambda: now[0])
-    try:
-        bob = await memory.people.add("Bob", telegram_id=1002)
-        alice = await memory.people.add("Alice", telegram_id=1003)
-        await plumber_on_monday_then_two_days(memory, bob, now)
-        newer = "The plumber is coming on Wednesday to fix the shower"
-        if who == "bob":
-            await say_as(memory, bob, newer)
-        else:  # the control: another member's word, in the group, is not Bob's update
-            await say_as(memory, alice, newer, group=True)
-        found = await memory.recall.recollect(
-            AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "test"),
-            "When is the plumber coming to fix the shower?")
-        told = [item for item in found if item.sure]
-        assert len(told) == 2
-        first = told[0]
-        if who == "bob":
-            assert isinstance(first, Quoted) and first.turn.text == newer
-        else:
-            assert isinstance(first, Recalled) and "Monday" in first.belief.proposition
-    finally:
-        await memory.close()
+    if who == "bob":
+        await say_as(plumber.memory, plumber.bob, WEDNESDAY)
+    else:  # the control: another member's word, in the group, is not Bob's update
+        await say_as(plumber.memory, plumber.alice, WEDNESDAY, group=True)
+    found = await plumber.memory.recall.recollect(
+        plumber.dm(plumber.bob), "When is the plumber coming to fix the shower?")
+    assert told(found) == ([WEDNESDAY, MONDAY] if who == "bob" else [MONDAY, WEDNESDAY])
 
 
 @pytest.mark.parametrize("question", [
@@ -342,89 +351,44 @@ async def test_a_members_newer_word_on_a_thing_is_told_before_the_older(
     "At first, when was the plumber coming to fix the shower?",
 ])
 async def test_a_question_asking_what_held_before_is_told_the_older_word_first(
-    tmp_path: Path, question: str,
+    plumber: Home, question: str,
 ) -> None:
-    now = [T0]
-    memory = await Memory.open(tmp_path / "hearth.db", embedder=HashEmbedder(), create=True,
-                               clock=lambda: now[0])
-    try:
-        bob = await memory.people.add("Bob", telegram_id=1002)
-        await plumber_on_monday_then_two_days(memory, bob, now)
-        await say_as(memory, bob, "The plumber is coming on Wednesday to fix the shower")
-        found = await memory.recall.recollect(
-            AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "test"), question)
-        told = [item for item in found if item.sure]
-        assert len(told) == 2  # both; asked what held now, Wednesday comes first (above)
-        assert isinstance(told[0], Recalled) and "Monday" in told[0].belief.proposition
-    finally:
-        await memory.close()
+    await say_as(plumber.memory, plumber.bob, WEDNESDAY)
+    found = await plumber.memory.recall.recollect(plumber.dm(plumber.bob), question)
+    # asked what holds now, Wednesday comes first (above)
+    assert told(found) == [MONDAY, WEDNESDAY]
 
 
 @pytest.mark.parametrize("who", ["bob", "alice"])
 async def test_a_members_update_in_fewer_of_the_questions_words_is_told_first(
-    tmp_path: Path, who: str,
+    plumber: Home, who: str,
 ) -> None:
-    now = [T0]
-    memory = await Memory.open(tmp_path / "hearth.db", embedder=HashEmbedder(), create=True,
-                               clock=lambda: now[0])
-    try:
-        bob = await memory.people.add("Bob", telegram_id=1002)
-        alice = await memory.people.add("Alice", telegram_id=1003)
-        await plumber_on_monday_then_two_days(memory, bob, now)
-        update = ("Change of plan: the plumber fixes the shower on Wednesday, the Monday slot"
-                  " fell through")
-        # Bob's own update, or (the control) Alice's word in the group, which is not his
-        await memory.beliefs.remember((bob if who == "bob" else alice).person_id, update,
-                                      shared=who == "alice")
-        found = await memory.recall.recollect(
-            AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "test"),
-            "When is the plumber coming to fix the shower?")
-        told = [item.belief.proposition for item in found
-                if isinstance(item, Recalled) and item.sure]
-        if who == "bob":
-            assert told == [update, "The plumber is coming on Monday to fix the shower"]
-        else:
-            assert told == ["The plumber is coming on Monday to fix the shower"]
-            assert update in [item.belief.proposition for item in found
-                              if isinstance(item, Recalled)]  # found, not told
-    finally:
-        await memory.close()
+    update = ("Change of plan: the plumber fixes the shower on Wednesday, the Monday slot"
+              " fell through")
+    # Bob's own update, or (the control) Alice's word in the group, which is not his
+    await plumber.memory.beliefs.remember(
+        (plumber.bob if who == "bob" else plumber.alice).person_id, update,
+        shared=who == "alice")
+    found = await plumber.memory.recall.recollect(
+        plumber.dm(plumber.bob), "When is the plumber coming to fix the shower?")
+    if who == "bob":
+        assert told(found) == [update, MONDAY]
+    else:
+        assert told(found) == [MONDAY]
+        assert update in [item.belief.proposition for item in found
+                          if isinstance(item, Recalled)]  # found, not told
 
 
 async def test_a_question_naming_the_day_of_the_older_word_is_told_that_word_first(
-    tmp_path: Path,
+    plumber: Home,
 ) -> None:
-    now = [T0]
-    memory = await Memory.open(tmp_path / "hearth.db", embedder=HashEmbedder(), create=True,
-                               clock=lambda: now[0])
-    try:
-        bob = await memory.people.add("Bob", telegram_id=1002)
-        await plumber_on_monday_then_two_days(memory, bob, now)
-        await say_as(memory, bob, "The plumber is coming on Wednesday to fix the shower")
-        ctx = AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "test")
-
-        async def told(question: str) -> list[str]:
-            found = await memory.recall.recollect(ctx, question)
-            return [f.turn.text if isinstance(f, Quoted) else f.belief.proposition
-                    for f in found if f.sure]
-
-        said_then = f"{T0:%d %B}: when is the plumber coming to fix the shower?"
-        assert [t.split()[5] for t in await told(said_then)] == ["Monday", "Wednesday"]
-        # control: asked with no day, the newer word is told first
-        assert [t.split()[5] for t in await told(
-            "When is the plumber coming to fix the shower?")] == ["Wednesday", "Monday"]
-    finally:
-        await memory.close()
-
-
-async def plumber_on_monday_then_two_days(memory: Memory, bob: Person,
-                                          now: list[datetime]) -> None:
-    """Bob's chatter, his word that the plumber comes on Monday, and the clock two days on."""
-    for i in range(20):  # what an unrelated line scores, for the margin to stand out from
-        await say_as(memory, bob, f"Unrelated chatter number {i} about the weather")
-    await memory.beliefs.remember(bob.person_id,
-                                  "The plumber is coming on Monday to fix the shower")
-    now[0] = now[0] + timedelta(days=2)
+    await say_as(plumber.memory, plumber.bob, WEDNESDAY)
+    ctx = plumber.dm(plumber.bob)
+    said_then = f"{T0:%d %B}: when is the plumber coming to fix the shower?"
+    assert told(await plumber.memory.recall.recollect(ctx, said_then)) == [MONDAY, WEDNESDAY]
+    # control: asked with no day, the newer word is told first
+    assert told(await plumber.memory.recall.recollect(
+        ctx, "When is the plumber coming to fix the shower?")) == [WEDNESDAY, MONDAY]
 
 
 async def say_as(memory: Memory, person: Person, text: str, *, group: bool = False) -> int:
@@ -451,34 +415,26 @@ async def test_a_query_is_embedded_without_the_names_of_members_added_since_the_
         await home.memory.close()
 
 
+# Bob's line answers the member who spoke just before him. "Your" speaks of them: told to
+# Olivia, it is her hair. "We" is his side, not theirs: answering Olivia, it is not her camping
+# trip; answering Alice, it may be anyone's.
+@pytest.mark.parametrize("case", [
+    ("Wow, your new hair colour looks amazing!", "owner", "How does my new hair colour look?",
+     "owner"),
+    ("We always look forward to our family camping trip by the lake", "alice",
+     "Where is Olivia's family camping trip?", "alice"),
+])
 @pytest.mark.parametrize("answered", ["owner", "alice"])
-async def test_a_line_saying_your_is_about_the_member_whose_line_it_answers(
-    home: Home, answered: str,
+async def test_whom_a_line_answers_decides_whose_it_is(
+    home: Home, answered: str, case: tuple[str, str, str, str],
 ) -> None:
-    said_before = {"owner": home.owner, "alice": home.alice}[answered]
-    await say(home, said_before, "I dyed my hair copper on Saturday", group=True)
-    praise = "Wow, your new hair colour looks amazing!"
-    await say(home, home.bob, praise, group=True)
-    found = await home.memory.recall.recollect(home.dm(home.owner),
-                                               "How does my new hair colour look?")
-    assert lines(found)[:1] == [praise]
-    # Bob answered Olivia: it is her hair; he answered Alice: it is not Olivia's.
-    assert found[0].sure == (answered == "owner")
-
-
-@pytest.mark.parametrize("answered", ["owner", "alice"])
-async def test_a_line_speaking_as_we_is_not_about_the_member_whose_line_it_answers(
-    home: Home, answered: str,
-) -> None:
-    said_before = {"owner": home.owner, "alice": home.alice}[answered]
-    await say(home, said_before, "The weather was lovely at the weekend", group=True)
-    camping = "We always look forward to our family camping trip by the lake"
-    await say(home, home.bob, camping, group=True)
-    found = await home.memory.recall.recollect(home.dm(home.alice),
-                                               "Where is Olivia's family camping trip?")
-    assert lines(found)[:1] == [camping]
-    # Bob's "we" answering Olivia is his side, not hers; answering Alice, it may be anyone's.
-    assert found[0].sure == (answered == "alice")
+    line, reader, question, told_when_answering = case
+    members = {"owner": home.owner, "alice": home.alice}
+    await say(home, members[answered], "I dyed my hair copper on Saturday", group=True)
+    await say(home, home.bob, line, group=True)
+    found = await home.memory.recall.recollect(home.dm(members[reader]), question)
+    assert lines(found)[:1] == [line]
+    assert found[0].sure == (answered == told_when_answering)
 
 
 @pytest.mark.parametrize("alices_line", ["held back", "forgotten", "usable"])

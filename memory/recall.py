@@ -641,7 +641,7 @@ def _newer_first(top: list[_Candidate], vectors: VectorBook, asking: _Asking,
     Sunday lunch in February?")."""
     if asks_before(asking.query):  # "my old passport", "when did I first book ...?"
         return top
-    told = [c for c in top if c.sure or c.related]
+    told = [c for c in top if c.related]  # the sure are among them (`_recalled`)
     alike = vectors.alike([c.key for c in told])
     if not alike:
         return top

@@ -553,7 +553,7 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
     focus = answering(question, candidate, roster)
     c, about = _spoken_of(focus, candidate, speaker, roster, subject=subject,
                           addressee=addressee)
-    if not about and not c.third_person:
+    if not about and not c.third_person and focus != candidate:
         c, about = _spoken_of(candidate, candidate, speaker, roster, subject=subject,
                               addressee=addressee)
     if not about:

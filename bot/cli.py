@@ -498,6 +498,7 @@ async def _converse(memory: Memory, soul: Soul, gateway: Gateway, person: Person
     once, even mid-reply). The tick runs on its schedule meanwhile, as it does for the bot, and
     so does the reminder lane: this member's reminders in this chat are shown as they fall
     due."""
+    from bot.init import INTERRUPT_ECHO_S  # noqa: PLC0415
     from soul.proactive import Lane  # noqa: PLC0415
     from soul.reminders import Desk  # noqa: PLC0415
     from soul.turn import chat_id_for  # noqa: PLC0415
@@ -529,6 +530,8 @@ async def _converse(memory: Memory, soul: Soul, gateway: Gateway, person: Person
     except asyncio.CancelledError:
         if not interrupted:
             raise
+        if interactive:
+            await asyncio.sleep(INTERRUPT_ECHO_S)
         _print()  # the shell's prompt starts on a line of its own, after the echoed ^C
         return EXIT_INTERRUPTED
     finally:

@@ -22,6 +22,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +34,14 @@ import httpx
 from bot.settings import ConfigError, Settings, load_settings
 from memory import HearthError
 
-__all__ = ["InitRefused", "chat_hint", "run_init", "write_env"]
+__all__ = ["INTERRUPT_ECHO_S", "InitRefused", "chat_hint", "run_init", "write_env"]
 
 EXIT_OK, EXIT_FAIL, EXIT_INTERRUPTED = 0, 1, 130
+
+# A terminal echoes "^C" only after it has sent the signal, so a newline written at once can
+# land before the echo and leave the shell's prompt after it ("^C$ "). Waiting this long after
+# a Ctrl-C lets the echo land first (`hearth init` and `hearth chat` both leave this way).
+INTERRUPT_ECHO_S = 0.1
 
 ENV_FILE = Path(".env")
 TOKEN_SHAPE = re.compile(r"\d{3,}:[A-Za-z0-9_-]{20,}")
@@ -476,6 +482,7 @@ def run_init(*, force: bool, check: bool, db: Path | None, env: Path = ENV_FILE)
         model = dialogue.model()
     except (InitStopped, KeyboardInterrupt) as stop:
         if interactive:
+            time.sleep(INTERRUPT_ECHO_S)
             _say()  # the prompt, and the ^C, keep their own line
         sys.stderr.write("hearth: init stopped before its end; nothing was written\n")
         return EXIT_INTERRUPTED if isinstance(stop, KeyboardInterrupt) else EXIT_FAIL

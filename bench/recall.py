@@ -2,7 +2,8 @@
 
 Seeds 1k, 10k and 100k beliefs across five members (and the shared scope) through the facade's
 write path, then times recall end to end through the facade: query embedding, the walled
-candidate search, ranking, and the receipt commit. Prints a table, then one JSON line per size.
+candidate search, ranking, and the receipt commit; and the CPU time all the process's threads
+spend per recall. Prints a table, then one JSON line per size.
 """
 
 from __future__ import annotations
@@ -106,16 +107,19 @@ async def seed_lines(path: Path, people: list[Person], rng: random.Random, count
 
 
 async def measure(memory: Memory, readers: list[AccessContext], rng: random.Random,
-                  queries: int) -> list[float]:
+                  queries: int) -> tuple[list[float], float]:
+    """Each recall's time, and the process's CPU time per recall over all of them (every
+    thread's: the loop's, the database's, the embedding's, and any library's own workers)."""
     timings: list[float] = []
     for _ in range(5):  # warm-up
         await memory.recall.recollect(rng.choice(readers), rng.choice(QUERIES))
+    cpu = time.process_time()
     for _ in range(queries):
         ctx, query = rng.choice(readers), rng.choice(QUERIES)
         start = time.perf_counter()
         await memory.recall.recollect(ctx, query)
         timings.append((time.perf_counter() - start) * 1000)
-    return timings
+    return timings, (time.process_time() - cpu) * 1000 / queries
 
 
 def embedding_beside_python(embedder: Embedder, queries: int = 40) -> dict[str, object]:
@@ -175,13 +179,14 @@ async def run(sizes: list[int], queries: int, embedder_name: str,
                 await memory.vectors.sync()
                 have = size
                 seeded_s = time.perf_counter() - t0
-                timings = await measure(memory, readers, rng, queries)
+                timings, cpu_ms = await measure(memory, readers, rng, queries)
                 results.append({
                     "bench": "recall",
                     "beliefs": size,
                     "lines": size,
                     "p50_ms": round(percentile(timings, 0.50), 2),
                     "p95_ms": round(percentile(timings, 0.95), 2),
+                    "cpu_ms": round(cpu_ms, 2),
                     "rss_mb": round(rss_mb(), 1),
                     "queries": queries,
                     "embedder": embedder_name,
@@ -205,7 +210,7 @@ def main() -> None:
     embedder = make_embedder(args.embedder)  # loaded once, for the sizes and the last table
     results = asyncio.run(run(sizes, args.queries, args.embedder, embedder))
     print_report(results, [("beliefs", "beliefs"), ("p50_ms", "p50 ms"), ("p95_ms", "p95 ms"),
-                           ("rss_mb", "rss MB")])
+                           ("cpu_ms", "CPU ms"), ("rss_mb", "rss MB")])
     if embedder is not None:
         print_report([embedding_beside_python(embedder)],
                      [("alone_p50_ms", "query alone ms"),

@@ -18,6 +18,7 @@ from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import threadpool_limits
 
 from memory import wall
 from memory.embedder import Embedder
@@ -31,6 +32,16 @@ Matrix = npt.NDArray[np.float32]
 BLOCK = 500
 JUST_EMBEDDED = 4  # lines whose vectors wait for the recall that answers them
 SAME_TEXT = 0.9999  # cosine similarity of a text to itself, give or take rounding
+
+
+def _one_blas_thread() -> None:
+    """Memory's matrix products (a query against a scope's matrix, a tick's near pairs) run on
+    its CPU thread alone: BLAS's own workers, left to themselves, spin for a while after each
+    product, and with a recall every few dozen ms one of them held a core without pause (44 ms
+    of CPU per recall at 10k, more than the embedding, the loop and the database thread
+    together). A product of a query with 10k rows takes half a millisecond on one thread.
+    PyTorch's threads (the embedding) are its own and not limited here."""
+    threadpool_limits(limits=1, user_api="blas")
 
 
 @dataclass
@@ -222,7 +233,8 @@ class VectorBook:
     def __init__(self, store: Store, embedder: Embedder | None) -> None:
         self._store = store
         self.embedder = embedder
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hearth-cpu")
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hearth-cpu",
+                                            initializer=_one_blas_thread)
         self.index: VectorIndex | None = None if embedder is None else VectorIndex(embedder.dim)
         self.lines: VectorIndex | None = None if embedder is None else VectorIndex(embedder.dim)
         self._unembedded: set[int] = set()  # forgotten lines: nothing left to embed

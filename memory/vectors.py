@@ -10,6 +10,7 @@ dropping what was forgotten. Must not: search a scope the reader cannot see (`se
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from memory.store import Store
 from memory.terms import forget_cached_texts
 
 T = TypeVar("T")
+log = logging.getLogger("hearth.vectors")
 Matrix = npt.NDArray[np.float32]
 BLOCK = 500
 JUST_EMBEDDED = 4  # lines whose vectors wait for the recall that answers them
@@ -35,13 +37,19 @@ SAME_TEXT = 0.9999  # cosine similarity of a text to itself, give or take roundi
 
 
 def _one_blas_thread() -> None:
-    """Memory's matrix products (a query against a scope's matrix, a tick's near pairs) run on
-    its CPU thread alone: BLAS's own workers, left to themselves, spin for a while after each
-    product, and with a recall every few dozen ms one of them held a core without pause (44 ms
-    of CPU per recall at 10k, more than the embedding, the loop and the database thread
-    together). A product of a query with 10k rows takes half a millisecond on one thread.
-    PyTorch's threads (the embedding) are its own and not limited here."""
-    threadpool_limits(limits=1, user_api="blas")
+    """Set once, as memory's CPU thread starts: the process's BLAS (numpy's products: a query
+    against a scope's matrix, a tick's near pairs) runs on the calling thread alone. BLAS's own
+    workers, left to themselves, spin for a while after each product, and with a recall every
+    few dozen ms one of them held a core without pause (44 ms of CPU per recall at 10k, more
+    than the embedding, the loop and the database thread together). A product of a query with
+    10k rows takes half a millisecond on one thread. PyTorch's threads (the embedding) are its
+    own and not limited here. Should the BLAS not let itself be set, it is left as it is: a
+    thread that failed to start would fail every embedding after it."""
+    try:
+        threadpool_limits(limits=1, user_api="blas")
+    except Exception:  # any failure here must leave the CPU thread working
+        log.warning("the BLAS threads could not be limited; recall uses more CPU",
+                    exc_info=True)
 
 
 @dataclass

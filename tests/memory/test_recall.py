@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from threadpoolctl import threadpool_info
 
 from memory import AccessContext, Activity, Memory, Person, Recalled
 from tests.helpers import HashEmbedder
@@ -425,3 +426,31 @@ async def test_a_role_asked_after_by_one_word_finds_a_line_using_another(home: H
     found = await m.recall.search(home.dm(home.bob), "who is my GP")
     assert [r.belief.proposition for r in found if r.keyword > 0] == [
         "My doctor is Dr Patel at the Elm surgery"]  # GP meets doctor, not dentist
+
+
+async def test_recall_leaves_numpy_on_one_blas_thread_and_still_works_where_it_cannot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A BLAS worker left to itself spins after each product and held a core beside every
+    # recall; where the BLAS refuses to be set, recall must go on all the same.
+    home = await open_home(tmp_path / "one.db", embedder=HashEmbedder())
+    try:
+        ids = await seed(home)
+        found = await home.memory.recall.search(home.dm(home.bob), FACTS[1])
+        assert found[0].belief.belief_id == ids[FACTS[1]]
+        assert {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"} <= {1}
+    finally:
+        await home.memory.close()
+
+    def refused(**_: object) -> None:
+        raise RuntimeError("this BLAS cannot be set")
+
+    monkeypatch.setattr("memory.vectors.threadpool_limits", refused)
+    home = await open_home(tmp_path / "refused.db", embedder=HashEmbedder())
+    try:
+        ids = await seed(home)
+        found = await home.memory.recall.search(home.dm(home.bob), FACTS[1])
+        assert found[0].belief.belief_id == ids[FACTS[1]]
+        assert "BLAS threads could not be limited" in caplog.text
+    finally:
+        await home.memory.close()

@@ -33,7 +33,7 @@ log = logging.getLogger("hearth.vectors")
 Matrix = npt.NDArray[np.float32]
 BLOCK = 500
 JUST_EMBEDDED = 4  # lines whose vectors wait for the recall that answers them
-SAME_TEXT = 0.9999  # cosine similarity of a text to itself, give or take rounding
+SAME_TEXT = 0.999  # a text's cosine to itself, give or take rounding (bfloat16's too)
 
 
 def _one_blas_thread() -> None:

@@ -18,6 +18,7 @@ from memory import (
     Quoted,
     make_embedder,
 )
+from memory.embedder import BF16_AGREEMENT, Precision
 from tests.helpers import Household, make_household
 from tests.memory.test_episodic_recall import say_as
 
@@ -83,12 +84,33 @@ async def test_vectors_survive_a_restart_and_are_searched_only_behind_the_wall(
         await memory.close()
 
 
-def test_a_fresh_models_first_text_alone_gets_the_vector_a_batch_gives_it() -> None:
-    fresh = MiniLMEmbedder()  # nothing has run through its tokenizer yet
+# One text's vector against the batch's: float32 is the same graph's arithmetic, bfloat16
+# its rounding (`memory.embedder.BF16_AGREEMENT`).
+SAME = {"float32": 0.99999, "bfloat16": BF16_AGREEMENT}
+
+
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
+def test_a_fresh_models_first_text_alone_gets_the_vector_a_batch_gives_it(
+    precision: Precision,
+) -> None:
+    fresh = MiniLMEmbedder(one_text=precision)  # nothing has run through its tokenizer yet
+    assert fresh.precision == precision
     texts = ["Who is my GP?", "a long line " + "about the garden and the shed " * 80]
     alone = [fresh.embed([text])[0] for text in texts]
     together = fresh.embed(texts)
-    assert [float(a @ b) > 0.99999 for a, b in zip(alone, together, strict=True)] == [True, True]
+    assert [float(a @ b) > SAME[precision]
+            for a, b in zip(alone, together, strict=True)] == [True, True]
+
+
+def test_a_query_is_embedded_in_bfloat16_only_where_that_is_quicker_and_agrees(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("memory.embedder.BF16_QUICKER", 0.0)  # never quicker enough
+    assert MiniLMEmbedder().precision == "float32"
+    monkeypatch.setattr("memory.embedder.BF16_QUICKER", 100.0)  # always
+    assert MiniLMEmbedder().precision == "bfloat16"
+    monkeypatch.setattr("memory.embedder.BF16_AGREEMENT", 1.01)  # no rounding is that close
+    assert MiniLMEmbedder().precision == "float32"
 
 
 def test_one_text_alone_gets_the_vector_it_gets_among_others(minilm: MiniLMEmbedder) -> None:
@@ -102,7 +124,7 @@ def test_one_text_alone_gets_the_vector_it_gets_among_others(minilm: MiniLMEmbed
     for i, text in enumerate(texts):
         alone = minilm.embed([text])
         assert alone.shape == (1, 384) and alone.dtype == np.float32
-        assert float(alone[0] @ together[i]) > 0.99999
+        assert float(alone[0] @ together[i]) > SAME[minilm.precision]
     assert torch.get_num_threads() == threads  # one text runs on one; batches keep them all
 
 

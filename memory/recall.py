@@ -7,7 +7,7 @@ Recall searches both the same way:
    only (`Read.keyword`): a row behind the wall is never fetched, counted or ranked, so it
    cannot change what a reader gets or in what order. Index and query are stemmed alike in
    four languages (`memory.terms`).
-2. Semantic candidates: the nearest rows of the visible scopes' matrices, with no bar to clear,
+2. Semantic candidates: the nearest rows across the visible scopes' matrices, no bar to clear,
    to the query without the members' names (`Roster.without_names`): a short question's
    embedding is mostly its names, and who a row is about is judged by speaker and subject.
 3. Reciprocal-rank fusion of the two lists, then confidence, recency and salience as small

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
 
-from memory import AccessContext, Activity, Memory, Person, Recalled
+from memory import SHARED, AccessContext, Activity, Memory, Person, Recalled, private_scope
+from memory.vectors import Spread, VectorIndex
 from tests.helpers import HashEmbedder
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -454,3 +456,23 @@ async def test_recall_leaves_numpy_on_one_blas_thread_and_still_works_where_it_c
         assert "BLAS threads could not be limited" in caplog.text
     finally:
         await home.memory.close()
+
+
+def test_a_readers_nearest_rows_are_the_nearest_across_their_scopes_not_a_quota_of_each() -> None:
+    # Each scope's matrix is searched on its own; the reader gets the `top` nearest of all of
+    # them, not `top` from each (twice the rows to read and rank for a member's DM), and never
+    # one from a scope they cannot see, however near.
+    index, spread = VectorIndex(dim=2), Spread()
+    bobs, alices = private_scope("bob"), private_scope("alice")
+    angle = {SHARED: [0.1, 0.2, 0.3], bobs: [0.15, 1.0, 1.2], alices: [0.11, 0.12, 0.13]}
+    ids = iter(range(1, 100))
+    where: dict[int, str] = {}
+    for scope, angles in angle.items():
+        rows = [next(ids) for _ in angles]
+        where.update(dict.fromkeys(rows, scope))
+        index.add(scope, rows, np.array([[np.cos(a), np.sin(a)] for a in angles],
+                                        dtype=np.float32))
+    bob = AccessContext.for_member("bob", Activity.DM_CONVERSATION, "a recall test")
+    found = index.search(bob, np.array([1.0, 0.0], dtype=np.float32), 3, spread)
+    assert [where[i] for i in sorted(found, key=lambda i: -found[i])] == [SHARED, bobs, SHARED]
+    assert spread.count == 6  # every row the reader sees measures the query, hidden rows not

@@ -150,7 +150,9 @@ def embedding_beside_python(embedder: Embedder, queries: int = 40) -> dict[str, 
         busy.join()
     return {"bench": "recall_query_embedding", "alone_p50_ms": round(percentile(alone, 0.5), 2),
             "beside_python_p50_ms": round(percentile(beside, 0.5), 2), "queries": queries,
-            "embedder": embedder.name}
+            "embedder": embedder.name,
+            # float32, or bfloat16 where this CPU runs that quicker (`memory.embedder`)
+            "precision": getattr(embedder, "precision", "float32")}
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -214,7 +216,7 @@ def main() -> None:
     if embedder is not None:
         print_report([embedding_beside_python(embedder)],
                      [("alone_p50_ms", "query alone ms"),
-                      ("beside_python_p50_ms", "beside Python ms")])
+                      ("beside_python_p50_ms", "beside Python ms"), ("precision", "precision")])
 
 
 if __name__ == "__main__":

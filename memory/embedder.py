@@ -107,7 +107,8 @@ class MiniLMEmbedder:
 
         timings: dict[str, list[float]] = {"full": [], "half": []}
         for _ in range(2):  # warm-up: a frozen graph optimises itself on its first runs
-            run(full), run(half)
+            run(full)
+            run(half)
         for _ in range(7):
             for name, graph in (("full", full), ("half", half)):
                 timings[name].append(run(graph)[1])

@@ -277,8 +277,8 @@ class VectorBook:
         return await self.off_loop(lambda: embedder.embed(texts))
 
     async def similar(self, ctx: AccessContext, query: str, top: int) -> Similar | None:
-        """The reader's visible beliefs and lines nearest `query`, `top` of each per scope
-        (None without an embedder)."""
+        """The reader's visible beliefs and lines nearest `query`: of each tier, the `top`
+        nearest across the scopes they see (None without an embedder)."""
         said = self._just_embedded.get(query)
         vector = None
         if said is not None and said[0] in wall.visible_scopes(ctx):

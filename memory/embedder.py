@@ -80,8 +80,9 @@ class MiniLMEmbedder:
         recall's embedding 6.3 ms against 8.6 beside the rest of the recall. On a CPU without
         them bfloat16 may well be slower, so the two are timed on a sample question at load
         and bfloat16 is kept only when clearly quicker (`BF16_QUICKER`), and only when its
-        vector is the float32 one give or take rounding (`BF16_AGREEMENT`): the stored vectors
-        are float32 (batches), and a query must score against them as it always did. `forced`
+        vector is the float32 one give or take rounding (`BF16_AGREEMENT`): vectors stored in
+        batches (a sync, a tick, a backfill) are float32, and a query must score against them
+        as it always did. A line stored alone, as it is said, takes this path too. `forced`
         keeps it whatever the timing (tests of the path itself)."""
         import torch  # noqa: PLC0415 -- loaded with the model
 

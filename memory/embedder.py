@@ -92,28 +92,16 @@ class MiniLMEmbedder:
             log.warning("the bfloat16 query path could not be built; float32 is used",
                         exc_info=True)
             return
-        full = self._single
-        ids = torch.tensor([self._ids(_SAMPLE)])
-
-        def run(graph: Any) -> tuple[Vectors, float]:
-            threads = torch.get_num_threads()
-            torch.set_num_threads(1)
-            try:
-                start = time.perf_counter()
-                with torch.inference_mode():
-                    vector = graph(ids).numpy()
-                return vector, time.perf_counter() - start
-            finally:
-                torch.set_num_threads(threads)
-
+        graphs = {"full": self._single, "half": half}
         timings: dict[str, list[float]] = {"full": [], "half": []}
-        for _ in range(2):  # warm-up: a frozen graph optimises itself on its first runs
-            run(full)
-            run(half)
-        for _ in range(7):
-            for name, graph in (("full", full), ("half", half)):
-                timings[name].append(run(graph)[1])
-        agreement = float(run(half)[0] @ run(full)[0])
+        vectors: dict[str, Vectors] = {}
+        for run in range(9):  # the first two warm up: a frozen graph optimises itself then
+            for name, graph in graphs.items():
+                start = time.perf_counter()
+                vectors[name] = self._one(_SAMPLE, graph)
+                if run >= 2:
+                    timings[name].append(time.perf_counter() - start)
+        agreement = float(vectors["half"][0] @ vectors["full"][0])
         quicker = statistics.median(timings["half"]) < BF16_QUICKER * statistics.median(
             timings["full"])
         if agreement >= BF16_AGREEMENT and (quicker or forced):
@@ -162,10 +150,10 @@ class MiniLMEmbedder:
         )
         return np.ascontiguousarray(out, dtype=np.float32)
 
-    def _one(self, text: str) -> Vectors:
+    def _one(self, text: str, graph: Any = None) -> Vectors:
         """One text (a recall's query) through the model's own tokenizer and the traced
-        transformer and pooling (`_trace`), without `encode`'s batching machinery: the same
-        vector, sooner on every recall."""
+        transformer and pooling (`_trace`; `graph`, when given, instead of the one in use),
+        without `encode`'s batching machinery: the same vector, sooner on every recall."""
         import torch  # noqa: PLC0415 -- loaded with the model
 
         # On one thread: for one short text a second costs about as much to wake as it saves,
@@ -177,7 +165,8 @@ class MiniLMEmbedder:
         torch.set_num_threads(1)
         try:
             with torch.inference_mode():
-                vector = self._single(torch.tensor([self._ids(text)]))
+                run = self._single if graph is None else graph
+                vector = run(torch.tensor([self._ids(text)]))
         finally:
             torch.set_num_threads(threads)
         return np.ascontiguousarray(vector.numpy()[None, :], dtype=np.float32)

@@ -63,6 +63,11 @@ from memory.vectors import Similar, VectorBook
 
 # --- the weights: the one place they live ---------------------------------------------------
 CANDIDATES = 24  # per tier, from each list (bench.household_memory: 40 ranked no better)
+# The most words one query searches by. Each is a subquery of one keyword statement, and
+# SQLite refuses a statement of more than 2000 columns (two per word): a page of a thousand
+# distinct words, which a terminal turn can hold, failed the whole recall. A question has a
+# few; a pasted page is searched by its longest (`query_terms`), its meaning still embedded.
+QUERY_TERMS = 64
 TERM_CAP = 500  # ids fetched per query word (its newest, when more match: a word that common
 # weighs almost nothing in BM25)
 BM25_K1 = 1.2
@@ -254,7 +259,8 @@ class RecallBook:
     async def _recall(self, ctx: AccessContext, query: str, *, limit: int,
                       as_of: datetime | None, lines: bool) -> list[Recalled | Quoted]:
         # A word naming a role meets the role's other words: "my GP" is "my doctor".
-        terms = [Term(t.word, t.stems | role_stems(t.word)) for t in query_terms(query)]
+        terms = [Term(t.word, t.stems | role_stems(t.word))
+                 for t in query_terms(query, QUERY_TERMS)]
         now = self._now()
         when = (now if as_of is None else as_utc(as_of)).isoformat()
         # The query's meaning, its words without the members' names (`Roster.without_names`),

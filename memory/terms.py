@@ -143,13 +143,15 @@ class Term:
         return sum(1 for word_stems in document if word_stems & self.stems)
 
 
-def query_terms(text: str) -> list[Term]:
-    """The distinct content words of a query, each with its stems, in order."""
-    seen: dict[str, Term] = {}
-    for word in words(text):
-        if word not in seen:
-            seen[word] = Term(word, stems(word))
-    return list(seen.values())
+def query_terms(text: str, most: int | None = None) -> list[Term]:
+    """The distinct content words of a query, each with its stems, in order; at most `most` of
+    them, the longest (the earlier of two alike), when the text has more: a page pasted whole
+    is searched by its longer words, which are the rarer as a rule."""
+    distinct = list(dict.fromkeys(words(text)))
+    if most is not None and len(distinct) > most:
+        longest = sorted(range(len(distinct)), key=lambda i: (-len(distinct[i]), i))
+        distinct = [distinct[i] for i in sorted(longest[:max(0, most)])]
+    return [Term(word, stems(word)) for word in distinct]
 
 
 @text_cache(maxsize=50_000)

@@ -383,6 +383,25 @@ async def test_fts_syntax_in_a_query_does_not_raise(
         await home.memory.close()
 
 
+@pytest.mark.parametrize("embedded", [True, False], ids=["semantic", "keyword-only"])
+async def test_a_pasted_page_of_a_thousand_distinct_words_is_recalled_against_without_failing(
+    tmp_path: Path, embedded: bool
+) -> None:
+    # Every query word was one subquery of the keyword statement: past a thousand of them,
+    # SQLite refused it ("too many columns") and the member's turn failed.
+    home = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder() if embedded else None)
+    try:
+        ids = await seed(home)
+        filler = [f"w{i:04d}" for i in range(1500)]
+        page = " ".join([*filler[:700], "Remember my lapsang souchong?", *filler[700:]])
+        found = await home.memory.recall.recollect(home.dm(home.bob), page)
+        assert all(isinstance(item, Recalled) for item in found)
+        tea = await home.memory.recall.search(home.dm(home.bob), "lapsang souchong")
+        assert [r.belief.belief_id for r in tea][:1] == [ids[FACTS[0]]]
+    finally:
+        await home.memory.close()
+
+
 async def test_beliefs_another_process_wrote_join_semantic_recall_after_a_sync(
     tmp_path: Path,
 ) -> None:

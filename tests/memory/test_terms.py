@@ -26,3 +26,14 @@ def test_a_text_asks_only_when_every_sentence_is_a_question() -> None:
     assert not asks_only("Blue's my favourite, it calms me. What's yours?")
     assert not asks_only("The party is at eight. Can you bring chairs?")
     assert not asks_only("")
+
+
+def test_a_long_text_is_searched_by_its_longest_words_in_the_order_they_came() -> None:
+    page = "cat sat on the windowsill while grandmother knitted a scarf for the cat"
+    assert [t.word for t in query_terms(page)] == [
+        "cat", "sat", "windowsill", "while", "grandmother", "knitted", "scarf"]
+    assert [t.word for t in query_terms(page, 3)] == ["windowsill", "grandmother", "knitted"]
+    # Of two words alike in length, the earlier is kept.
+    assert [t.word for t in query_terms(page, 4)] == [
+        "windowsill", "while", "grandmother", "knitted"]
+    assert query_terms(page, 0) == []

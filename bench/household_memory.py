@@ -18,10 +18,10 @@ conversation may not use without a grant).
    speaker's private scope, a group line shared). That stands in for consolidation, which would
    extract one belief per fact line; chatter stays transcript only.
 2. Asking. Every question through `memory.recall.search` as the asker in that chat (a DM: the
-   member's DM conversation; the group: the group conversation), the clock at `ask_at` plus a
-   minute per question. Questions are asked round-robin across the five chats, so the
-   repetition penalty (a reader's last few recalls) falls on different topics, as in a real
-   household.
+   member's DM conversation; the group: the group conversation, with the member who asks as
+   its actor, as the bot's group turn has it), the clock at `ask_at` plus a minute per
+   question. Questions are asked round-robin across the five chats, so the repetition penalty
+   (a reader's last few recalls) falls on different topics, as in a real household.
 3. Scoring. Asked through `memory.recall.recollect` (beliefs and members' lines in one
    ranking). A recalled belief is matched to its line by the id `remember` returned (or, for a
    row that did not come from this replay, by its text), a recalled line by its id. For
@@ -358,7 +358,10 @@ async def run_hearth(household: Household, embedder: Embedder | None, folder: Pa
         results: Results = {}
         for i, q in enumerate(asking_order(household.questions)):
             clock.now = household.ask_at + timedelta(minutes=i)
-            ctx = (AccessContext.for_group(Activity.GROUP_CONVERSATION, PURPOSE)
+            # In the group the member who asks is the recall's actor, as the bot's turn makes
+            # it (`soul.assembler`): "I" and "my" in the question are theirs.
+            ctx = (AccessContext.for_group(Activity.GROUP_CONVERSATION, PURPOSE,
+                                           actor=people[q.asker].person_id)
                    if q.chat == "group" else
                    AccessContext.for_member(people[q.asker].person_id,
                                             Activity.DM_CONVERSATION, PURPOSE))

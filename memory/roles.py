@@ -391,6 +391,44 @@ _OWNING = _MY | _YOUR | _HIS
 _PRONOUN_OWNER = {**dict.fromkeys(_YOUR, _ADDRESSEE), **dict.fromkeys(_HIS, _SOMEONE)}
 
 
+# "What car am I driving?" asks after the asker's car as "my car?" would: a question opening
+# with one of these, then up to three words and one of the verbs after them, asks after the
+# thing those words name, of whom the verb's subject names.
+_WHICH = frozenset(("what", "which"))
+_ASKING_VERB_WORDS = "am is are was were do does did have has had will would can could should must"
+_ASKING_VERBS = frozenset(_ASKING_VERB_WORDS.split())
+_SUBJECT_OWNER = {"i": _SELF, "he": _SOMEONE, "she": _SOMEONE}
+_AND = frozenset(("and", "or"))
+_A_KIND_OF_WORDS = "kind kinds sort sorts type types"  # "what kind of car": the car
+_A_KIND_OF = frozenset(_A_KIND_OF_WORDS.split())
+
+
+def _asked_owner(text: str, tokens: list[str], roster: Roster | None) -> tuple[list[str], str]:
+    """The words of the thing a "what/which ... do I/does Tom ...?" question asks after, and
+    whose it is ([] when the text asks no such question): "What car am I driving?" asks after
+    the asker's car, "Which band does Tom play in?" Tom's band. "We" and "you" name no one,
+    nor do two ("does Sam and Evan"), whose thing may be either's."""
+    if len(tokens) < 3 or tokens[0] not in _WHICH or not text.rstrip().endswith("?"):
+        return [], ""
+    for j in range(2, min(len(tokens) - 1, 5)):
+        if tokens[j] not in _ASKING_VERBS:
+            continue
+        subject = tokens[j + 1]
+        if j + 2 < len(tokens) and tokens[j + 2] in _AND:  # "does Sam and Evan": theirs both
+            return [], ""
+        owner = _SUBJECT_OWNER.get(subject)
+        if owner is None and roster is not None and roster.names(subject):
+            owner = f"member:{roster.member(subject)}"
+        if owner == _SOMEONE and roster is not None:
+            one = roster.one_named(text)
+            owner = None if one is None else f"member:{one}"
+        if owner is None:
+            return [], ""
+        asked = [t for t in tokens[1:j] if t not in STOPWORDS and t not in _A_KIND_OF]
+        return asked, owner
+    return [], ""
+
+
 def owners(text: str, roster: Roster | None = None) -> dict[str, str]:
     """Whose each owned thing is, by its words' stems: the speaker's ("my passport": `self`), a
     role's ("mum's birthday": `role:mother`), a member's ("Tom's knee": `member:<id>`), or
@@ -424,6 +462,10 @@ def owners(text: str, roster: Roster | None = None) -> dict[str, str]:
                 if group is not None:  # and mum is mine: kept as "role:mother" -> "self"
                     out[f"role:{group}"] = owner
                 break
+    asked, owner = _asked_owner(text, tokens, roster)
+    for word in asked:
+        for stem in stems(_bare(word)):
+            out.setdefault(stem, owner)
     return out
 
 
@@ -483,7 +525,8 @@ def answers_whose_thing(question: str, asker: str | None, candidate: str,
     one's: False for "my dad's birthday?" against the asker's own "my birthday is in March",
     for "my birthday?" against "my mum's birthday is in June", for "Tom's mum's birthday?"
     against Maya's "my mum's birthday", for "Caroline and her family?" against Melanie's "my
-    family", and for "Caroline's son?" against Caroline's "glad your son's okay". A line
+    family", for "Caroline's son?" against Caroline's "glad your son's okay", and for "Ruth's
+    birthday?" (Ruth no member) against a member's "my birthday" or "Tom's birthday". A line
     answering another member's (`addressee`, `Read.around`) says "your" of that member's: Nate's
     "your new hair colour" to Joanna is not Nate's hair colour."""
     asked = owners(question, roster)
@@ -498,6 +541,10 @@ def answers_whose_thing(question: str, asker: str | None, candidate: str,
                 owner == _SELF and asker is not None and other != f"member:{asker}")):
             return False  # another member's: "Tom's knee" is not Maya's knee
         mine = other == _SELF
+        if owner.startswith("name:") and ((mine and speaker is not None)
+                                          or other.startswith("member:")) and (
+                stems(owner[5:]) & proper_names(question, roster)):
+            return False  # Ruth's, when Ruth is no member: not a member's own, nor another's
         if owner.startswith("role:") and mine and speaker is not None and speaker == asker:
             return False
         if owner.startswith("role:") and other == asked.get(owner):  # Tom's, for Tom's mum's

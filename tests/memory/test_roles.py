@@ -308,3 +308,35 @@ def test_a_question_without_the_members_names_keeps_what_it_asks() -> None:
     assert roster.without_names("Is Ruth coming to Tomorrowland?") == (
         "Is Ruth coming to Tomorrowland?")  # not a member, and not a whole word
     assert roster.without_names("Tom?") == "Tom?"  # names alone: nothing else to ask
+
+
+@pytest.mark.parametrize(("question", "asker", "candidate", "speaker"), [
+    # "What car am I driving?" asks after the asker's car, as "my car?" would.
+    ("What car am I driving now?", "p-tom", "Maya, your car's tyre warning came on again.",
+     "p-tom"),
+    ("Which band does Tom play in?", "p-ellie", "My band plays on Friday.", "p-maya"),
+    # One outside the household by name is neither a member's "my" nor another member.
+    ("When is Ruth's birthday?", "p-maya", "My birthday is on 3 May.", "p-maya"),
+    ("When is Ruth's birthday?", "p-maya", "Tom's birthday is on 2 October.", "p-ellie"),
+])
+def test_a_thing_asked_after_by_whose_it_is_is_not_answered_by_someone_else_s(
+    question: str, asker: str, candidate: str, speaker: str,
+) -> None:
+    assert not answers_whose_thing(question, asker, candidate, speaker, ROSTER)
+
+
+@pytest.mark.parametrize(("question", "asker", "candidate", "speaker"), [
+    ("What kind of car do I drive?", "p-maya", "My car is a green Volvo.", "p-maya"),
+    ("Which band does Tom play in?", "p-ellie", "My band plays on Friday.", "p-tom"),
+    # "we" is the household's, and two named may own it either of them
+    ("Which car do we take to Leeds?", "p-maya", "Your car is in the garage.", "p-tom"),
+    ("What health scares did Tom and Ellie have?", "p-maya", "I had a health scare.", "p-ellie"),
+    # Ruth may be the speaker's mum, and "the car's" is no one's name.
+    ("When is Ruth's birthday?", "p-maya", "My mum's birthday is on 21 March.", "p-maya"),
+    ("When is Ruth's birthday?", "p-maya", "Ruth's birthday is on 21 March.", "p-tom"),
+    ("When is the car's MOT due?", "p-maya", "My MOT is due in May.", "p-maya"),
+])
+def test_the_thing_of_whom_the_question_asks_after_answers(
+    question: str, asker: str, candidate: str, speaker: str,
+) -> None:
+    assert answers_whose_thing(question, asker, candidate, speaker, ROSTER)

@@ -419,6 +419,8 @@ def _asked_owner(text: str, tokens: list[str], roster: Roster | None) -> tuple[l
         owner = _SUBJECT_OWNER.get(subject)
         if owner is None and roster is not None and roster.names(subject):
             owner = f"member:{roster.member(subject)}"
+        if owner is None and stems(subject) & proper_names(text, roster):
+            owner = f"name:{subject}"  # "does Dan have": Dan's, Dan no member
         if owner == _SOMEONE and roster is not None:
             one = roster.one_named(text)
             owner = None if one is None else f"member:{one}"
@@ -446,6 +448,8 @@ def owners(text: str, roster: Roster | None = None) -> dict[str, str]:
         if token in _HIS and (i + 1 == len(tokens) or tokens[i + 1] in STOPWORDS):
             continue
         word = token[:-2] if possessive else token
+        if possessive and word in STOPWORDS:  # "what's", "it's": a verb, not an owner
+            continue
         owner = _owner_of(word, possessive, roster)
         if owner == _SOMEONE and roster is not None:
             one = roster.one_named(text)
@@ -467,6 +471,13 @@ def owners(text: str, roster: Roster | None = None) -> dict[str, str]:
         for stem in stems(_bare(word)):
             out.setdefault(stem, owner)
     return out
+
+
+def _capitalised(word: str, text: str) -> bool:
+    """Whether `text` writes `word` (lower-case, possessive ending off) with a capital, as a
+    name: "Ruth's", "Anna's", where "the car's" and "the dog's" are no one's name."""
+    return any(token[:1].isupper() and _bare(token).casefold() == word
+               for token in _WORD.findall(text))
 
 
 def _owner_of(word: str, possessive: bool, roster: Roster | None) -> str:
@@ -526,9 +537,9 @@ def answers_whose_thing(question: str, asker: str | None, candidate: str,
     for "my birthday?" against "my mum's birthday is in June", for "Tom's mum's birthday?"
     against Maya's "my mum's birthday", for "Caroline and her family?" against Melanie's "my
     family", for "Caroline's son?" against Caroline's "glad your son's okay", and for "Ruth's
-    birthday?" (Ruth no member) against a member's "my birthday" or "Tom's birthday". A line
-    answering another member's (`addressee`, `Read.around`) says "your" of that member's: Nate's
-    "your new hair colour" to Joanna is not Nate's hair colour."""
+    birthday?" (Ruth no member) against a member's "my birthday", "Tom's birthday" or "Anna's
+    birthday". A line answering another member's (`addressee`, `Read.around`) says "your" of
+    that member's: Nate's "your new hair colour" to Joanna is not Nate's hair colour."""
     asked = owners(question, roster)
     said = owners(candidate, roster)
     for stem, owner in asked.items():
@@ -541,10 +552,10 @@ def answers_whose_thing(question: str, asker: str | None, candidate: str,
                 owner == _SELF and asker is not None and other != f"member:{asker}")):
             return False  # another member's: "Tom's knee" is not Maya's knee
         mine = other == _SELF
-        if owner.startswith("name:") and ((mine and speaker is not None)
-                                          or other.startswith("member:")) and (
-                stems(owner[5:]) & proper_names(question, roster)):
-            return False  # Ruth's, when Ruth is no member: not a member's own, nor another's
+        if owner.startswith("name:") and _capitalised(owner[5:], question) and (
+                (mine and speaker is not None) or other.startswith("member:")
+                or (other.startswith("name:") and _capitalised(other[5:], candidate))):
+            return False  # Ruth's, Ruth no member: not a member's own, another's, nor Anna's
         if owner.startswith("role:") and mine and speaker is not None and speaker == asker:
             return False
         if owner.startswith("role:") and other == asked.get(owner):  # Tom's, for Tom's mum's

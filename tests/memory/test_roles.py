@@ -318,6 +318,8 @@ def test_a_question_without_the_members_names_keeps_what_it_asks() -> None:
     # One outside the household by name is neither a member's "my" nor another member.
     ("When is Ruth's birthday?", "p-maya", "My birthday is on 3 May.", "p-maya"),
     ("When is Ruth's birthday?", "p-maya", "Tom's birthday is on 2 October.", "p-ellie"),
+    ("When is Ruth's birthday?", "p-maya", "Anna's birthday is on 5 June.", "p-ellie"),
+    ("Which allotment plot does Dan have?", "p-tom", "My allotment is plot 17.", "p-tom"),
 ])
 def test_a_thing_asked_after_by_whose_it_is_is_not_answered_by_someone_else_s(
     question: str, asker: str, candidate: str, speaker: str,
@@ -335,6 +337,10 @@ def test_a_thing_asked_after_by_whose_it_is_is_not_answered_by_someone_else_s(
     ("When is Ruth's birthday?", "p-maya", "My mum's birthday is on 21 March.", "p-maya"),
     ("When is Ruth's birthday?", "p-maya", "Ruth's birthday is on 21 March.", "p-tom"),
     ("When is the car's MOT due?", "p-maya", "My MOT is due in May.", "p-maya"),
+    ("When is Biscuit's jab due?", "p-maya", "The dog's jab is due in May.", "p-maya"),
+    # "What's" is "what is", no one's name
+    ("What's Mum's secret for the gravy?", "p-ellie", "My mum's secret is a spoon of miso.",
+     "p-ellie"),
 ])
 def test_the_thing_of_whom_the_question_asks_after_answers(
     question: str, asker: str, candidate: str, speaker: str,

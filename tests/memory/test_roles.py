@@ -330,7 +330,7 @@ def test_a_thing_asked_after_by_whose_it_is_is_not_answered_by_someone_else_s(
 @pytest.mark.parametrize(("question", "asker", "candidate", "speaker"), [
     ("What kind of car do I drive?", "p-maya", "My car is a green Volvo.", "p-maya"),
     ("Which band does Tom play in?", "p-ellie", "My band plays on Friday.", "p-tom"),
-    # "we" is the household's, and two named may own it either of them
+    # "We" owns nothing in particular, and a thing of two named people may be either's.
     ("Which car do we take to Leeds?", "p-maya", "Your car is in the garage.", "p-tom"),
     ("What health scares did Tom and Ellie have?", "p-maya", "I had a health scare.", "p-ellie"),
     # Ruth may be the speaker's mum, and "the car's" is no one's name.

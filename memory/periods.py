@@ -155,3 +155,36 @@ def asks_before(text: str) -> bool:
     trip?" after the holiday moved to Porto): then a newer word on the thing does not come
     first (`memory.recall`)."""
     return _BEFORE.search(text.casefold()) is not None
+
+
+# What a text says when it changes what was said before: "instead", "changed her mind",
+# "pushed back to", "switched to", "moved to", "no longer", "change of plan", "cancelled", and
+# the same in German, French and Spanish.
+_REVISING = re.compile(
+    r"\b(?:instead|change[ds]? (?:of plan|(?:her|his|my|their|our) minds?|to)|changed"
+    r"|(?:pushed|put|moved) (?:back|forward)|postponed|rescheduled|cancell?ed|called off"
+    r"|switched|swapped|moved to|no longer|not any ?more|anymore|after all|now)\b"
+    r"|\b(?:stattdessen|jetzt|verschoben|abgesagt|geändert|nicht mehr"
+    r"|plutôt|finalement|reporté|annulé|changé|plus maintenant|maintenant"
+    r"|en cambio|al final|aplazad[oa]|cancelad[oa]|cambiad[oa]|ya no|ahora)\b")
+
+
+def revises(text: str) -> bool:
+    """Whether `text` speaks as a change to something said before ("Gillian changed her mind,
+    she's staying", "the expedition got pushed back to 23 May", "Waterstones on Saturdays
+    instead"): what lets a newer word join the older one it changes (`memory.recall`)."""
+    return _REVISING.search(text.casefold()) is not None
+
+
+_NOW = re.compile(
+    r"\b(?:still|now|nowadays|these days|at the moment|currently|any ?more|in the end|latest"
+    r"|noch|jetzt|mittlerweile|inzwischen|encore|maintenant|actuellement|désormais"
+    r"|todavía|aún|ahora|actualmente)\b")
+
+
+def asks_now(text: str) -> bool:
+    """Whether `text` asks what holds now, after any change ("is my boss still leaving in
+    April?", "where's Sunday lunch these days?", "which day was the plumber booked for in the
+    end?"): then the newer word on a thing is wanted even where the question's words leave it
+    out (`memory.recall`)."""
+    return _NOW.search(text.casefold()) is not None

@@ -199,6 +199,35 @@ class VectorIndex:
             found = dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[:top])
         return found
 
+    def newer_alike(self, row_ids: Iterable[int], threshold: float, most: int) -> dict[
+        int, list[int]
+    ]:
+        """For each of these rows, up to `most` rows of its own scope added after it (a greater
+        id) and at least `threshold` alike (cosine), the most alike first: one product per
+        scope, of its matrix and these rows' vectors. Another scope is never searched."""
+        by_scope: dict[str, list[int]] = {}
+        for row_id in dict.fromkeys(row_ids):
+            scope = self.where.get(row_id)
+            if scope is not None:
+                by_scope.setdefault(scope, []).append(row_id)
+        out: dict[int, list[int]] = {}
+        for scope, ids in by_scope.items():
+            block = self.scopes[scope]
+            vectors = self.vectors(ids)
+            keys = list(vectors)
+            if not keys:
+                continue
+            live = block.ids[: block.size]
+            sims = block.matrix[: block.size] @ np.stack([vectors[k] for k in keys]).T
+            for column, row_id in enumerate(keys):
+                column_sims = np.where(live > row_id, sims[:, column], -1.0)
+                hits = np.flatnonzero(column_sims >= threshold)
+                if len(hits) > most:
+                    hits = hits[np.argpartition(-column_sims[hits], most)[:most]]
+                order = sorted(hits, key=lambda i: (-float(column_sims[i]), int(live[i])))
+                out[row_id] = [int(live[i]) for i in order]
+        return out
+
     def ids(self) -> set[int]:
         return set(self.where)
 
@@ -297,6 +326,17 @@ class VectorBook:
             return found
 
         return await self.off_loop(both)
+
+    async def newer_alike(self, belief_ids: list[int], threshold: float, most: int) -> dict[
+        int, list[int]
+    ]:
+        """For each of these beliefs (read through the gate already), up to `most` beliefs of
+        its own scope added after it and at least `threshold` alike, the most alike first: ids
+        only, which a reader must read through the gate in turn."""
+        index = self.index
+        if index is None or not belief_ids:
+            return {}
+        return await self.off_loop(lambda: index.newer_alike(belief_ids, threshold, most))
 
     def near(self, scope: str, threshold: float) -> Callable[[list[int]], list[tuple[int, int]]]:
         index = self.index

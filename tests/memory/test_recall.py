@@ -7,7 +7,7 @@ import json
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +16,7 @@ from threadpoolctl import threadpool_info
 
 from memory import SHARED, AccessContext, Activity, Memory, Person, Recalled, private_scope
 from memory.vectors import Spread, VectorIndex
-from tests.helpers import HashEmbedder
+from tests.helpers import HashEmbedder, TestClock
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -398,6 +398,76 @@ async def test_a_pasted_page_of_a_thousand_distinct_words_is_recalled_against_wi
         assert all(isinstance(item, Recalled) for item in found)
         tea = await home.memory.recall.search(home.dm(home.bob), "lapsang souchong")
         assert [r.belief.belief_id for r in tea][:1] == [ids[FACTS[0]]]
+    finally:
+        await home.memory.close()
+
+
+async def test_a_members_newer_word_on_a_thing_ranks_before_the_older_one_the_question_names(
+    tmp_path: Path,
+) -> None:
+    clock = TestClock(T0)
+    home = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder(), clock=clock)
+    try:
+        remember = home.memory.beliefs.remember
+        older = await remember(home.bob.person_id,
+                               "The plumber is coming on Monday to fix the shower in the bathroom")
+        clock.advance(timedelta(days=3))
+        newer = await remember(home.bob.person_id,
+                               "The plumber is coming on Wednesday to fix the shower instead")
+        # Alice's own word on her plumber, alike too, is behind the wall: it never joins.
+        alices = await remember(home.alice.person_id,
+                                "The plumber is coming on Friday to fix the shower instead")
+        clock.advance(timedelta(days=2))
+        # The question names Monday, which only the older word says.
+        found = await home.memory.recall.search(home.dm(home.bob),
+                                                "Is the plumber still coming on Monday?")
+        ids = [r.belief.belief_id for r in found]
+        assert ids[:2] == [newer.belief_id, older.belief_id]
+        assert alices.belief_id not in ids
+        # Asked what held before, the older word keeps its place.
+        before = await home.memory.recall.search(
+            home.dm(home.bob), "When was the plumber first coming, originally?")
+        assert [r.belief.belief_id for r in before][:1] == [older.belief_id]
+    finally:
+        await home.memory.close()
+
+
+async def test_a_newer_belief_alike_in_shape_but_changing_nothing_keeps_its_place(
+    tmp_path: Path,
+) -> None:
+    # Two alike sentences may be two things: the kayak is no update of the bike.
+    clock = TestClock(T0)
+    home = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder(), clock=clock)
+    try:
+        bike = await home.memory.beliefs.remember(home.bob.person_id, "Bob's bike is green")
+        clock.advance(timedelta(days=3))
+        await home.memory.beliefs.remember(home.bob.person_id, "Bob's kayak is yellow")
+        for question in ("What colour is Bob's bike?", "What colour is Bob's bike now?"):
+            found = await home.memory.recall.search(home.dm(home.bob), question)
+            assert [r.belief.belief_id for r in found][:1] == [bike.belief_id], question
+    finally:
+        await home.memory.close()
+
+
+async def test_a_sure_beliefs_newer_word_is_read_in_even_where_the_question_leaves_it_out(
+    tmp_path: Path,
+) -> None:
+    clock = TestClock(T0)
+    home = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder(), clock=clock)
+    try:
+        older = await home.memory.beliefs.remember(home.bob.person_id,
+                                                   "Gillian is leaving the firm in April")
+        clock.advance(timedelta(days=3))
+        newer = await home.memory.beliefs.remember(home.bob.person_id,
+                                                   "Gillian is staying at the firm instead")
+        clock.advance(timedelta(days=2))
+        ctx = home.dm(home.bob)
+        # Room for one answer, which the question's words alone would give to the older word.
+        found = await home.memory.recall.search(ctx, "Is Gillian still leaving in April?",
+                                                limit=1)
+        assert [(r.belief.belief_id, r.sure) for r in found] == [(newer.belief_id, True)]
+        found = await home.memory.recall.search(ctx, "Is Gillian still leaving in April?")
+        assert [r.belief.belief_id for r in found] == [newer.belief_id, older.belief_id]
     finally:
         await home.memory.close()
 

@@ -656,11 +656,8 @@ def _newer_first(top: list[_Candidate], vectors: VectorBook, asking: _Asking,
         return top
 
     def replaces(newer: _Candidate, older: _Candidate) -> bool:
-        return (newer.at > older.at and newer.voice == older.voice
-                and newer.scope == older.scope
-                and alike.get((older.key, newer.key), 0.0) >= SUPERSEDES
-                and not (period is not None and period.holds(older.at)
-                         and not period.holds(newer.at)))
+        return (_later_word(newer, older, period)
+                and alike.get((older.key, newer.key), 0.0) >= SUPERSEDES)
 
     for c in told:
         if (not c.sure and c.belief is not None and _may_tell(c, asking)
@@ -720,11 +717,8 @@ async def _with_updates(read: Read, top: list[_Candidate], vectors: VectorBook, 
             continue  # an update already placed before what it updates
         if c.belief is not None and c.related:
             newer = [found[i] for i in alike.get(c.key[1], ())
-                     if i in found and i not in placed and found[i].at > c.at
-                     and found[i].voice == c.voice and found[i].scope == c.scope
-                     and revises(found[i].text)
-                     and not (period is not None and period.holds(c.at)
-                              and not period.holds(found[i].at))]
+                     if i in found and i not in placed and _later_word(found[i], c, period)
+                     and revises(found[i].text)]
             if newer:
                 update = max(newer, key=lambda n: (n.at, n.key))
                 if update.key[1] not in ranked:
@@ -735,6 +729,15 @@ async def _with_updates(read: Read, top: list[_Candidate], vectors: VectorBook, 
                     out.append(update)
         out.append(c)
     return _without_repeats(out)
+
+
+def _later_word(newer: _Candidate, older: _Candidate, period: Period | None) -> bool:
+    """Whether `newer` is the same voice's later word in the same scope, and not outside a
+    time the question names that `older` was said in ("where was Sunday lunch in February?"
+    asks what held then)."""
+    return (newer.at > older.at and newer.voice == older.voice and newer.scope == older.scope
+            and not (period is not None and period.holds(older.at)
+                     and not period.holds(newer.at)))
 
 
 def _gap(c: _Candidate, considered: Sequence[_Candidate]) -> float:

@@ -402,74 +402,75 @@ async def test_a_pasted_page_of_a_thousand_distinct_words_is_recalled_against_wi
         await home.memory.close()
 
 
-async def test_a_members_newer_word_on_a_thing_ranks_before_the_older_one_the_question_names(
-    tmp_path: Path,
-) -> None:
+@dataclass
+class Clocked:
+    home: Home
+    clock: TestClock
+
+    async def tell(self, person: Person, text: str, *, days_later: int = 0) -> int:
+        """`person` tells `text`, `days_later` days after the last thing told."""
+        self.clock.advance(timedelta(days=days_later))
+        outcome = await self.home.memory.beliefs.remember(person.person_id, text)
+        assert outcome.belief_id is not None
+        return outcome.belief_id
+
+    async def ask(self, question: str, limit: int = 10) -> list[tuple[int, bool]]:
+        """Bob asks in his DM, two days after the last thing told."""
+        self.clock.advance(timedelta(days=2))
+        found = await self.home.memory.recall.search(self.home.dm(self.home.bob), question,
+                                                     limit=limit)
+        return [(r.belief.belief_id, r.sure) for r in found]
+
+
+@pytest.fixture
+async def clocked(tmp_path: Path) -> AsyncIterator[Clocked]:
     clock = TestClock(T0)
-    home = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder(), clock=clock)
+    built = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder(), clock=clock)
     try:
-        remember = home.memory.beliefs.remember
-        older = await remember(home.bob.person_id,
-                               "The plumber is coming on Monday to fix the shower in the bathroom")
-        clock.advance(timedelta(days=3))
-        newer = await remember(home.bob.person_id,
-                               "The plumber is coming on Wednesday to fix the shower instead")
-        # Alice's own word on her plumber, alike too, is behind the wall: it never joins.
-        alices = await remember(home.alice.person_id,
-                                "The plumber is coming on Friday to fix the shower instead")
-        clock.advance(timedelta(days=2))
-        # The question names Monday, which only the older word says.
-        found = await home.memory.recall.search(home.dm(home.bob),
-                                                "Is the plumber still coming on Monday?")
-        ids = [r.belief.belief_id for r in found]
-        assert ids[:2] == [newer.belief_id, older.belief_id]
-        assert alices.belief_id not in ids
-        # Asked what held before, the older word keeps its place.
-        before = await home.memory.recall.search(
-            home.dm(home.bob), "When was the plumber first coming, originally?")
-        assert [r.belief.belief_id for r in before][:1] == [older.belief_id]
+        yield Clocked(built, clock)
     finally:
-        await home.memory.close()
+        await built.memory.close()
+
+
+async def test_a_members_newer_word_on_a_thing_ranks_before_the_older_one_the_question_names(
+    clocked: Clocked,
+) -> None:
+    bob, alice = clocked.home.bob, clocked.home.alice
+    older = await clocked.tell(
+        bob, "The plumber is coming on Monday to fix the shower in the bathroom")
+    newer = await clocked.tell(
+        bob, "The plumber is coming on Wednesday to fix the shower instead", days_later=3)
+    # Alice's own word on her plumber, alike too, is behind the wall: it never joins.
+    alices = await clocked.tell(alice, "The plumber is coming on Friday to fix the shower instead")
+    # The question names Monday, which only the older word says.
+    ids = [i for i, _ in await clocked.ask("Is the plumber still coming on Monday?")]
+    assert ids[:2] == [newer, older]
+    assert alices not in ids
+    # Asked what held before, the older word keeps its place.
+    before = await clocked.ask("When was the plumber first coming, originally?")
+    assert [i for i, _ in before][:1] == [older]
 
 
 async def test_a_newer_belief_alike_in_shape_but_changing_nothing_keeps_its_place(
-    tmp_path: Path,
+    clocked: Clocked,
 ) -> None:
     # Two alike sentences may be two things: the kayak is no update of the bike.
-    clock = TestClock(T0)
-    home = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder(), clock=clock)
-    try:
-        bike = await home.memory.beliefs.remember(home.bob.person_id, "Bob's bike is green")
-        clock.advance(timedelta(days=3))
-        await home.memory.beliefs.remember(home.bob.person_id, "Bob's kayak is yellow")
-        for question in ("What colour is Bob's bike?", "What colour is Bob's bike now?"):
-            found = await home.memory.recall.search(home.dm(home.bob), question)
-            assert [r.belief.belief_id for r in found][:1] == [bike.belief_id], question
-    finally:
-        await home.memory.close()
+    bike = await clocked.tell(clocked.home.bob, "Bob's bike is green")
+    await clocked.tell(clocked.home.bob, "Bob's kayak is yellow", days_later=3)
+    for question in ("What colour is Bob's bike?", "What colour is Bob's bike now?"):
+        assert [i for i, _ in await clocked.ask(question)][:1] == [bike], question
 
 
 async def test_a_sure_beliefs_newer_word_is_read_in_even_where_the_question_leaves_it_out(
-    tmp_path: Path,
+    clocked: Clocked,
 ) -> None:
-    clock = TestClock(T0)
-    home = await open_home(tmp_path / "hearth.db", embedder=HashEmbedder(), clock=clock)
-    try:
-        older = await home.memory.beliefs.remember(home.bob.person_id,
-                                                   "Gillian is leaving the firm in April")
-        clock.advance(timedelta(days=3))
-        newer = await home.memory.beliefs.remember(home.bob.person_id,
-                                                   "Gillian is staying at the firm instead")
-        clock.advance(timedelta(days=2))
-        ctx = home.dm(home.bob)
-        # Room for one answer, which the question's words alone would give to the older word.
-        found = await home.memory.recall.search(ctx, "Is Gillian still leaving in April?",
-                                                limit=1)
-        assert [(r.belief.belief_id, r.sure) for r in found] == [(newer.belief_id, True)]
-        found = await home.memory.recall.search(ctx, "Is Gillian still leaving in April?")
-        assert [r.belief.belief_id for r in found] == [newer.belief_id, older.belief_id]
-    finally:
-        await home.memory.close()
+    older = await clocked.tell(clocked.home.bob, "Gillian is leaving the firm in April")
+    newer = await clocked.tell(clocked.home.bob, "Gillian is staying at the firm instead",
+                               days_later=3)
+    # Room for one answer, which the question's words alone would give to the older word.
+    assert await clocked.ask("Is Gillian still leaving in April?", limit=1) == [(newer, True)]
+    found = await clocked.ask("Is Gillian still leaving in April?")
+    assert [i for i, _ in found] == [newer, older]
 
 
 async def test_beliefs_another_process_wrote_join_semantic_recall_after_a_sync(

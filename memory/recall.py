@@ -61,6 +61,8 @@ from memory.terms import Term, asks_only, document, query_terms, stems, text_cac
 from memory.transcript import turn_from_row
 from memory.vectors import Similar, VectorBook
 
+Alike = dict[tuple[tuple[str, int], tuple[str, int]], float]  # `VectorBook.alike`'s answer
+
 # --- the weights: the one place they live ---------------------------------------------------
 CANDIDATES = 24  # per tier, from each list (bench.household_memory: 40 ranked no better)
 # The most words one query searches by. Each is a subquery of one keyword statement, and
@@ -308,10 +310,9 @@ class RecallBook:
                                                  lambda cs: _score_keywords(
                                                      terms, weights["turns"], cs,
                                                      asking.roster, period))
-                top = await _with_updates(read, _recalled(ranked, asking, similar, limit),
+                top = await _newest_first(read, _recalled(ranked, asking, similar, limit),
                                           self._vectors, asking=asking, when=when, now=now,
-                                          period=period)
-                top = _newer_first(top, self._vectors, asking, period)[: max(0, limit)]
+                                          period=period, limit=limit)
                 for related, method in ((True, None), (False, MORE_METHOD)):
                     beliefs = [(c.belief.belief.belief_id, c.scope) for c in top
                                if c.belief is not None and c.related == related]
@@ -633,7 +634,7 @@ def _recalled(ranked: list[_Candidate], asking: _Asking, similar: Similar | None
     return top
 
 
-def _newer_first(top: list[_Candidate], vectors: VectorBook, asking: _Asking,
+def _newer_first(top: list[_Candidate], alike: Alike, asking: _Asking,
                  period: Period | None = None) -> list[_Candidate]:
     """The sure items with a member's newer word on a thing before their older one: when one
     speaker's two items in one scope are alike enough to be the same thing said again
@@ -647,11 +648,10 @@ def _newer_first(top: list[_Candidate], vectors: VectorBook, asking: _Asking,
     the answer 11). A shared belief speaks for the household, so the newer of two alike household
     facts holds too. Other items keep their places. A question naming a time (`period`) asks
     what held then: the word said in it is not put after a newer one said since ("where was
-    Sunday lunch in February?")."""
+    Sunday lunch in February?"). `alike`: how alike each two of `top` are."""
     if asks_before(asking.query):  # "my old passport", "when did I first book ...?"
         return top
     told = [c for c in top if c.related]  # the sure are among them (`_recalled`)
-    alike = vectors.alike([c.key for c in told])
     if not alike:
         return top
 
@@ -677,8 +677,23 @@ def _newer_first(top: list[_Candidate], vectors: VectorBook, asking: _Asking,
     return [next(slots) if c.sure else c for c in top]
 
 
-async def _with_updates(read: Read, top: list[_Candidate], vectors: VectorBook, *,
-                        asking: _Asking, when: str, now: datetime,
+async def _newest_first(read: Read, top: list[_Candidate], vectors: VectorBook, *,
+                        asking: _Asking, when: str, now: datetime, period: Period | None,
+                        limit: int) -> list[_Candidate]:
+    """The ranking with each update just before what it updates (`_with_updates`), then the
+    sure with a member's newer word first (`_newer_first`), cut to `limit`. How alike each two
+    ranked rows are, which both read, is taken once (again only when updates were read in)."""
+    keys = {c.key for c in top}
+    alike = vectors.alike(list(keys))
+    top = await _with_updates(read, top, vectors, alike, asking=asking, when=when, now=now,
+                              period=period)
+    if not {c.key for c in top} <= keys:
+        alike = vectors.alike([c.key for c in top])
+    return _newer_first(top, alike, asking, period)[: max(0, limit)]
+
+
+async def _with_updates(read: Read, top: list[_Candidate], vectors: VectorBook, alike: Alike,
+                        *, asking: _Asking, when: str, now: datetime,
                         period: Period | None) -> list[_Candidate]:
     """A member's newer word on a related belief's thing ranks just before it. The newer belief
     is of the same scope and voice, said later, alike enough to be the same thing said again
@@ -690,15 +705,14 @@ async def _with_updates(read: Read, top: list[_Candidate], vectors: VectorBook, 
     her mind, she's staying at the firm" for "is my boss still leaving in April?", beside "my
     manager Gillian is leaving at the end of April"), and `_newer_first` then tells it first.
     Not for a question asking what held before, nor for one naming a time the older word held
-    in and the newer did not."""
+    in and the newer did not. `alike`: how alike each two of `top` are."""
     older = [c for c in top if c.belief is not None and c.related]
     if not older or asks_before(asking.query):
         return top
     ranked = {c.key[1]: c for c in top if c.belief is not None}
-    pairs = vectors.alike([("beliefs", i) for i in ranked])
-    alike = {c.key[1]: [i for i in ranked
-                        if pairs.get((c.key, ("beliefs", i)), 0.0) >= SUPERSEDES]
-             for c in older}
+    newer_of = {c.key[1]: [i for i, n in ranked.items()
+                           if alike.get((c.key, n.key), 0.0) >= SUPERSEDES]
+                for c in older}
     # Read in only for a question asking what holds now: elsewhere the found items are
     # reordered, and no other row is read (bench.recall at 10k: reading in for every sure
     # belief cost 2.9 ms a recall, for the templated siblings each one has).
@@ -709,14 +723,14 @@ async def _with_updates(read: Read, top: list[_Candidate], vectors: VectorBook, 
     if unread:
         found.update((c.key[1], c) for c in await _beliefs(read, unread, when, now, {}))
     for key, ids in beyond.items():
-        alike[key] = [*alike.get(key, []), *ids]
+        newer_of[key] = [*newer_of.get(key, []), *ids]
     out: list[_Candidate] = []
     placed: set[int] = set()
     for c in top:
         if c.belief is not None and c.key[1] in placed:
             continue  # an update already placed before what it updates
         if c.belief is not None and c.related:
-            newer = [found[i] for i in alike.get(c.key[1], ())
+            newer = [found[i] for i in newer_of.get(c.key[1], ())
                      if i in found and i not in placed and _later_word(found[i], c, period)
                      and revises(found[i].text)]
             if newer:

@@ -554,9 +554,9 @@ def _person_share(c: _Candidate) -> float:
     return 1.0 if c.whose else 1.0 - OTHER_PERSON_PENALTY
 
 
-def _whose(c: _Candidate, asking: _Asking) -> bool:
+def _whose(c: _Candidate, asking: _Asking, *, called_out: bool = False) -> bool:
     return answers_whose(asking.query, asking.asker, c.text, c.speaker, roster=asking.roster,
-                         subject=c.subject, addressee=c.addressee)
+                         subject=c.subject, addressee=c.addressee, called_out=called_out)
 
 
 def _lead(c: _Candidate, spread: tuple[float, float]) -> float:
@@ -588,6 +588,7 @@ def _may_tell(c: _Candidate, asking: _Asking) -> bool:
     alike the two: about whom it asks, whose thing, which thing; and a line (raw chatter) only
     when it carries LINE_COVERAGE of the question's keyword weight."""
     return (answers_who(asking.query, c.text) and c.whose
+            and _whose(c, asking, called_out=True)
             and answers_whose_thing(asking.query, asking.asker, c.text, c.speaker,
                                     asking.roster, addressee=c.addressee)
             and answers_which(asking.query, c.text, asking.roster)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from memory.periods import MONTHS
 from memory.terms import STOPWORDS, sentences, stems, text_cache, words
@@ -194,7 +195,8 @@ _WE = frozenset(_WE_WORDS.split())
 _GREETING_WORDS = (
     "hey hi hello hiya thanks thank cheers yeah yep yes ok okay oh aw wow sorry congrats morning"
     " night bye love dear nice great cool haha lol hallo danke tschüss salut merci coucou hola"
-    " gracias woohoo woo yay hooray hurray aww awww omg whoa ooh ah ahh yo"
+    " gracias woohoo woo yay hooray hurray aww awww omg whoa ooh ah ahh yo done go congratulations"
+    " bravo woah"
 )
 _GREETINGS = frozenset(_GREETING_WORDS.split())
 
@@ -315,6 +317,39 @@ def speaks_as_we(text: str) -> bool:
     """Whether `text` speaks as "we" and not as "I": of its speaker among others."""
     said = _persons(text)
     return not said[1] and not _WE.isdisjoint(said[0])
+
+
+# Praise of what the one spoken to did or has, in the four languages: words that praise
+# whomever they are said to ("congrats on the promotion", "well done"), and words that praise
+# whatever they are said of ("great", "stunning"), which praise a member only in the sentence
+# calling them by name ("That's a great guitar, Calvin!", not "Hey Jon! The store's doing
+# great!").
+_CONGRATULATING = re.compile(
+    r"\b(?:congrats|congratulations|well done|way to go|good job|great job|nice one|proud of"
+    r"|bravo|glückwunsch|gratuliere|félicitations|felicidades|enhorabuena)\b")
+_PRAISING = re.compile(
+    r"\b(?:great|awesome|amazing|stunning|brilliant|fantastic|wonderful|lovely|beautiful"
+    r"|impressive|inspiring|incredible|cool|toll|super|klasse|génial|magnifique|genial"
+    r"|increíble|precioso)\b")
+
+
+@text_cache(maxsize=50_000)
+def praised(text: str) -> Literal["called", "speaker"] | None:
+    """Whose thing a text that speaks of no one (not as "I", "we" nor "he" or "she") is, by
+    its praise: the one it calls by name when it praises them ("That's a great guitar,
+    Calvin!", "Wow, John! Congrats on the promotion!"), its speaker's when it thanks ("Thanks,
+    Dave! The tour has been great": whoever thanks was praised for their own)."""
+    folded = text.casefold()
+    found = _persons(text)
+    if found[1] or found[2] or not _WE.isdisjoint(found[0]):
+        return None
+    if "thank" in folded or "danke" in folded or "merci" in folded or "gracias" in folded:
+        return "speaker"
+    if _CONGRATULATING.search(folded) is not None or any(
+            _PRAISING.search(part.casefold()) is not None and _vocatives(part)
+            for part in sentences(text)):
+        return "called"
+    return None
 
 
 @text_cache(maxsize=50_000)
@@ -594,7 +629,7 @@ def _spoken_of(part: str, candidate: str, speaker: str | None, roster: Roster, *
 
 def answers_whose(question: str, asker: str | None, candidate: str, speaker: str | None, *,
                   roster: Roster, subject: str | None = None,
-                  addressee: str | None = None) -> bool:
+                  addressee: str | None = None, called_out: bool = False) -> bool:
     """Whether `candidate` (said by `speaker`, about `subject` when known) can be about whom
     `question` (asked by `asker`) asks, by the members either names or speaks as: False when
     both are about particular members and none is the same. A question asking after someone by
@@ -619,9 +654,21 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
         # after: "Thanks, Caroline! We went camping yesterday", or Melanie's "We always look
         # forward to our family camping trip" just after Caroline spoke, is the speaker's side,
         # not Caroline's camping.
-        listener = roster.called(candidate) or (
+        called = roster.called(candidate)
+        listener = called or (
             frozenset({addressee}) if addressee is not None else frozenset())
-        return not (asked and listener and asked <= listener and speaks_as_we(focus))
+        if asked and listener and asked <= listener and speaks_as_we(focus):
+            return False
+        # With `called_out`, a text that calls a member by name and praises or thanks them
+        # is about whose thing was praised (`praised`): "That's a great guitar, Calvin!" is
+        # Calvin's; "Thanks, Dave! The tour has been great" its speaker's. Calling alone does
+        # not tell ("Lukas, bins go out on Tuesday" is everyone's), and praise is not always
+        # read right, so this only keeps such a text from being told, never moves it in the
+        # ranking.
+        side = praised(candidate) if called_out and asked and called else None
+        if side == "called":
+            return bool(asked & called)
+        return side != "speaker" or speaker is None or speaker in asked
     if asked_roles and not whom.named:
         # "My husband" may be any member (who is whose is not known here), but not the asker
         # themself: "what allergy does my son have?" is not answered by the asker's own "I'm

@@ -44,6 +44,7 @@ def test_a_line_in_the_first_person_is_about_its_speaker_not_the_member_asked_af
     "Tom, I finally took the kids to the museum yesterday.",
     "Hey Tom! I went to the support group last night.",
     "I ran the charity race on Saturday, Tom.",
+    "Woah Tom, I won an international tournament yesterday!",
 ])
 def test_a_line_that_only_addresses_a_member_by_name_is_about_its_speaker(candidate: str) -> None:
     question = "What did Tom do last weekend?"
@@ -60,6 +61,45 @@ def test_a_line_that_only_addresses_a_member_by_name_is_about_its_speaker(candid
 def test_a_line_that_speaks_to_or_of_a_member_is_about_them(candidate: str) -> None:
     assert answers_whose("What did Tom do last weekend?", "p-ellie", candidate, "p-maya",
                          roster=ROSTER)
+
+
+@pytest.mark.parametrize("candidate", [
+    "That's a great guitar, Tom! Love the design, it's so unique.",
+    "Wow, Tom! Congrats on the promotion! What's the story behind that trophy?",
+    "Well done Tom! Three goals in the netball final!",
+    "Super, Tom, das Konzert war klasse!",
+])
+def test_praise_of_a_member_called_by_name_is_not_told_as_the_speaker_s_own(
+        candidate: str) -> None:
+    question = "What did Maya do last weekend?"
+    assert not answers_whose(question, "p-ellie", candidate, "p-maya", roster=ROSTER,
+                             called_out=True)
+    assert answers_whose(question.replace("Maya", "Tom"), "p-ellie", candidate, "p-maya",
+                         roster=ROSTER, called_out=True)  # control: the one praised
+    # The ranking keeps it: calling someone by name does not always make a line theirs.
+    assert answers_whose(question, "p-ellie", candidate, "p-maya", roster=ROSTER)
+
+
+@pytest.mark.parametrize("candidate", [
+    "Thanks, Tom! The personal touch really sets it apart.",  # thanked: praised for her own
+    "Tom, bins go out on Tuesday nights.",  # tells him, praises nothing
+    "Yeah, Tom! Every mark on it holds a story.",
+    "Great news, Tom! I got the job.",  # her own news
+    "Hey Tom! The shop's doing great! It's a wild ride.",  # her shop: the praise calls no one
+])
+def test_a_line_calling_a_member_without_praising_them_alone_stays_anyone_s(
+        candidate: str) -> None:
+    assert answers_whose("What did Maya do last weekend?", "p-ellie", candidate, "p-maya",
+                         roster=ROSTER, called_out=True)
+
+
+def test_a_line_thanking_a_member_by_name_is_not_told_as_theirs() -> None:
+    line = "Thanks, Tom! The tour has been great, the crowd was awesome."  # Maya's tour
+    assert not answers_whose("How was Tom's tour?", "p-ellie", line, "p-maya", roster=ROSTER,
+                             called_out=True)
+    assert answers_whose("How was Maya's tour?", "p-ellie", line, "p-maya", roster=ROSTER,
+                         called_out=True)  # control: the speaker's own
+    assert answers_whose("How was Tom's tour?", "p-ellie", line, "p-maya", roster=ROSTER)
 
 
 def test_a_greeting_with_an_exclamation_only_addresses_the_member_it_names() -> None:

@@ -321,24 +321,29 @@ def speaks_as_we(text: str) -> bool:
 
 # Praise of what the one spoken to did or has, in the four languages: words that praise
 # whomever they are said to ("congrats on the promotion", "well done"), and words that praise
-# whatever they are said of ("great", "stunning"), which praise a member only in the sentence
-# calling them by name ("That's a great guitar, Calvin!", not "Hey Jon! The store's doing
-# great!").
+# whatever they are said of ("great", "stunning"), which praise the one spoken to only in the
+# sentence calling them by name ("That's a great guitar, Calvin!", not "Hey Jon! The store's
+# doing great!") or in a reaction to what they said ("Wow, that's awesome!", "Sounds great",
+# "What a lovely photo", not "It was a great day").
 _CONGRATULATING = re.compile(
-    r"\b(?:congrats|congratulations|well done|way to go|good job|great job|nice one|proud of"
+    r"\b(?:congrats|congratulations|well done|way to go|good job|great job|nice one|proud of you"
     r"|bravo|glückwunsch|gratuliere|félicitations|felicidades|enhorabuena)\b")
 _PRAISING = re.compile(
     r"\b(?:great|awesome|amazing|stunning|brilliant|fantastic|wonderful|lovely|beautiful"
     r"|impressive|inspiring|incredible|cool|toll|super|klasse|génial|magnifique|genial"
     r"|increíble|precioso)\b")
+_REACTING = re.compile(
+    r"(?:(?:wow|oh|aw+|yeah|yes|omg|whoa|woah|ooh)\W+)*(?:that|those|sounds|looks"
+    r"|what an?)\b")
 
 
 @text_cache(maxsize=50_000)
 def praised(text: str) -> Literal["called", "speaker"] | None:
     """Whose thing a text that speaks of no one (not as "I", "we" nor "he" or "she") is, by
-    its praise: the one it calls by name when it praises them ("That's a great guitar,
-    Calvin!", "Wow, John! Congrats on the promotion!"), its speaker's when it thanks ("Thanks,
-    Dave! The tour has been great": whoever thanks was praised for their own)."""
+    its praise: the one it speaks to when it praises them ("That's a great guitar, Calvin!",
+    "Wow, John! Congrats on the promotion!", "Wow, that's awesome!" just after their line),
+    its speaker's when it thanks ("Thanks, Dave! The tour has been great": whoever thanks was
+    praised for their own)."""
     folded = text.casefold()
     found = _persons(text)
     if found[1] or found[2] or not _WE.isdisjoint(found[0]):
@@ -346,7 +351,9 @@ def praised(text: str) -> Literal["called", "speaker"] | None:
     if "thank" in folded or "danke" in folded or "merci" in folded or "gracias" in folded:
         return "speaker"
     if _CONGRATULATING.search(folded) is not None or any(
-            _PRAISING.search(part.casefold()) is not None and _vocatives(part)
+            _PRAISING.search(part.casefold()) is not None
+            and (any(_capitalised(word, part) for word in _vocatives(part))
+                 or _REACTING.match(part.casefold()) is not None)
             for part in sentences(text)):
         return "called"
     return None
@@ -659,16 +666,18 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
             frozenset({addressee}) if addressee is not None else frozenset())
         if asked and listener and asked <= listener and speaks_as_we(focus):
             return False
-        # With `called_out`, a text that calls a member by name and praises or thanks them
-        # is about whose thing was praised (`praised`): "That's a great guitar, Calvin!" is
-        # Calvin's; "Thanks, Dave! The tour has been great" its speaker's. Calling alone does
-        # not tell ("Lukas, bins go out on Tuesday" is everyone's), and praise is not always
-        # read right, so this only keeps such a text from being told, never moves it in the
-        # ranking.
-        side = praised(candidate) if called_out and asked and called else None
-        if side == "called":
-            return bool(asked & called)
-        return side != "speaker" or speaker is None or speaker in asked
+        # With `called_out`, a text that praises whom it speaks to (by name, or the member
+        # whose line it answers) is about their thing, one that thanks about its speaker's
+        # (`praised`): "That's a great guitar, Calvin!" is Calvin's, "Thanks, Dave! The tour
+        # has been great" its speaker's. Speaking to someone alone does not tell ("Lukas, bins
+        # go out on Tuesday" is everyone's), and praise is not always read right, so this only
+        # keeps such a text from being told, never moves it in the ranking.
+        side = praised(candidate) if called_out and asked else None
+        if side == "speaker" and speaker is not None:
+            return speaker in asked
+        if side == "called" and listener:
+            return bool(asked & listener)
+        return True
     if asked_roles and not whom.named:
         # "My husband" may be any member (who is whose is not known here), but not the asker
         # themself: "what allergy does my son have?" is not answered by the asker's own "I'm

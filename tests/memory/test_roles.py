@@ -102,6 +102,23 @@ def test_a_line_thanking_a_member_by_name_is_not_told_as_theirs() -> None:
     assert answers_whose("How was Tom's tour?", "p-ellie", line, "p-maya", roster=ROSTER)
 
 
+def test_a_reaction_praising_what_a_member_said_is_theirs_and_thanks_for_it_the_speakers(
+) -> None:
+    # Maya's lines, each just after a line of Tom's, calling no one by name.
+    reaction = "Wow, that's awesome! It must be so rewarding to see them reach their goals."
+    thanks = "Thanks! The trip was amazing, and the food was even better."
+    for line, whose in ((reaction, "Tom"), (thanks, "Maya")):
+        other = "Maya" if whose == "Tom" else "Tom"
+        assert not answers_whose(f"What did {other} find rewarding about the trip?", "p-ellie",
+                                 line, "p-maya", roster=ROSTER, addressee="p-tom",
+                                 called_out=True)
+        assert answers_whose(f"What did {whose} find rewarding about the trip?", "p-ellie",
+                             line, "p-maya", roster=ROSTER, addressee="p-tom", called_out=True)
+    # Praise of one's own thing is not a reaction: "It was a great day" stays anyone's.
+    assert answers_whose("What did Tom enjoy?", "p-ellie", "Here it is. It was a great day.",
+                         "p-tom", roster=ROSTER, addressee="p-maya", called_out=True)
+
+
 def test_a_greeting_with_an_exclamation_only_addresses_the_member_it_names() -> None:
     line = "Woohoo Tom! I passed the adoption agency interviews last Friday!"
     question = "Why did Tom choose the adoption agency?"

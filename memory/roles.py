@@ -352,7 +352,8 @@ def praised(text: str) -> Literal["called", "speaker"] | None:
         return "speaker"
     if _CONGRATULATING.search(folded) is not None or any(
             _PRAISING.search(part.casefold()) is not None
-            and (any(_capitalised(word, part) for word in _vocatives(part))
+            and (any(_capitalised(word, part) and word not in _GREETINGS
+                     for word in _vocatives(part))
                  or _REACTING.match(part.casefold()) is not None)
             for part in sentences(text)):
         return "called"
@@ -634,6 +635,19 @@ def _spoken_of(part: str, candidate: str, speaker: str | None, roster: Roster, *
     return c, about
 
 
+def _by_praise(text: str, asked: frozenset[str], speaker: str | None,
+               listener: frozenset[str]) -> bool | None:
+    """Whether `text`, which speaks of no one, is about whom a question asks after (`asked`),
+    by its praise (`praised`): the listener's thing when it praises them, the speaker's when
+    it thanks; None when its praise does not tell."""
+    side = praised(text)
+    if side == "speaker" and speaker is not None:
+        return speaker in asked
+    if side == "called" and listener:
+        return bool(asked & listener)
+    return None
+
+
 def answers_whose(question: str, asker: str | None, candidate: str, speaker: str | None, *,
                   roster: Roster, subject: str | None = None,
                   addressee: str | None = None, called_out: bool = False) -> bool:
@@ -653,6 +667,14 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
     focus = answering(question, candidate, roster)
     c, about = _spoken_of(focus, candidate, speaker, roster, subject=subject,
                           addressee=addressee)
+    if called_out and asked and not about and not c.third_person and focus != candidate:
+        # The sentences that answer praise whom the line speaks to ("Melanie, those bowls are
+        # amazing! ... I love that you chose pottery"): the rest of the line does not make
+        # them the speaker's.
+        verdict = _by_praise(focus, asked, speaker, roster.called(focus) or (
+            frozenset({addressee}) if addressee is not None else frozenset()))
+        if verdict is not None:
+            return verdict
     if not about and not c.third_person and focus != candidate:
         c, about = _spoken_of(candidate, candidate, speaker, roster, subject=subject,
                               addressee=addressee)
@@ -672,12 +694,8 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
         # has been great" its speaker's. Speaking to someone alone does not tell ("Lukas, bins
         # go out on Tuesday" is everyone's), and praise is not always read right, so this only
         # keeps such a text from being told, never moves it in the ranking.
-        side = praised(candidate) if called_out and asked else None
-        if side == "speaker" and speaker is not None:
-            return speaker in asked
-        if side == "called" and listener:
-            return bool(asked & listener)
-        return True
+        verdict = _by_praise(candidate, asked, speaker, listener) if called_out and asked else None
+        return True if verdict is None else verdict
     if asked_roles and not whom.named:
         # "My husband" may be any member (who is whose is not known here), but not the asker
         # themself: "what allergy does my son have?" is not answered by the asker's own "I'm

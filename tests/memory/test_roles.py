@@ -114,9 +114,26 @@ def test_a_reaction_praising_what_a_member_said_is_theirs_and_thanks_for_it_the_
                                  called_out=True)
         assert answers_whose(f"What did {whose} find rewarding about the trip?", "p-ellie",
                              line, "p-maya", roster=ROSTER, addressee="p-tom", called_out=True)
-    # Praise of one's own thing is not a reaction: "It was a great day" stays anyone's.
+    # Praise of one's own thing is not a reaction: "It was a great day" stays anyone's, and
+    # so does "Yeah, it was great", whose "Yeah" calls no one.
     assert answers_whose("What did Tom enjoy?", "p-ellie", "Here it is. It was a great day.",
                          "p-tom", roster=ROSTER, addressee="p-maya", called_out=True)
+    assert answers_whose("When did Tom go skiing?", "p-ellie",
+                         "Yeah, it was great for skiing! Can't wait to go back next year!",
+                         "p-tom", roster=ROSTER, addressee="p-maya", called_out=True)
+
+
+def test_praise_in_the_sentence_that_answers_is_read_before_the_rest_of_the_line() -> None:
+    line = ("Tom, those bowls are amazing! I love that you chose pottery. Painting has helped "
+            "me say how I feel.")  # Maya's
+    question = "What is {}'s bowl a reminder of?"
+    assert not answers_whose(question.format("Maya"), "p-ellie", line, "p-maya",
+                             roster=ROSTER, called_out=True)
+    assert answers_whose(question.format("Tom"), "p-ellie", line, "p-maya", roster=ROSTER,
+                         called_out=True)
+    # control: asked after her painting, the sentence that answers is her own
+    assert answers_whose("What has Maya's painting helped with?", "p-ellie", line, "p-maya",
+                         roster=ROSTER, called_out=True)
 
 
 def test_a_greeting_with_an_exclamation_only_addresses_the_member_it_names() -> None:

@@ -332,6 +332,7 @@ _PRAISING = re.compile(
     r"\b(?:great|awesome|amazing|stunning|brilliant|fantastic|wonderful|lovely|beautiful"
     r"|impressive|inspiring|incredible|cool|toll|super|klasse|génial|magnifique|genial"
     r"|increíble|precioso)\b")
+_THANKING = re.compile(r"\b(?:thanks|thank you|thx|danke|merci|gracias)\b")
 _REACTING = re.compile(
     r"(?:(?:wow|oh|aw+|yeah|yes|omg|whoa|woah|ooh)\W+)*(?:that|those|sounds|looks"
     r"|what an?)\b")
@@ -348,7 +349,7 @@ def praised(text: str) -> Literal["called", "speaker"] | None:
     found = _persons(text)
     if found[1] or found[2] or not _WE.isdisjoint(found[0]):
         return None
-    if "thank" in folded or "danke" in folded or "merci" in folded or "gracias" in folded:
+    if _THANKING.search(folded) is not None:
         return "speaker"
     if _CONGRATULATING.search(folded) is not None or any(
             _PRAISING.search(part.casefold()) is not None
@@ -683,8 +684,7 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
         # after: "Thanks, Caroline! We went camping yesterday", or Melanie's "We always look
         # forward to our family camping trip" just after Caroline spoke, is the speaker's side,
         # not Caroline's camping.
-        called = roster.called(candidate)
-        listener = called or (
+        listener = roster.called(candidate) or (
             frozenset({addressee}) if addressee is not None else frozenset())
         if asked and listener and asked <= listener and speaks_as_we(focus):
             return False

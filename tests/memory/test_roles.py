@@ -68,6 +68,7 @@ def test_a_line_that_speaks_to_or_of_a_member_is_about_them(candidate: str) -> N
     "Wow, Tom! Congrats on the promotion! What's the story behind that trophy?",
     "Well done Tom! Three goals in the netball final!",
     "Super, Tom, das Konzert war klasse!",
+    "Happy Thanksgiving, Tom! That turkey looks amazing!",  # no one thanked
 ])
 def test_praise_of_a_member_called_by_name_is_not_told_as_the_speaker_s_own(
         candidate: str) -> None:

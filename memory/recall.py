@@ -52,6 +52,7 @@ from memory.roles import (
     answers_who,
     answers_whose,
     answers_whose_thing,
+    praised,
     role_stems,
     speaks_as_we,
     speaks_of_you,
@@ -428,10 +429,12 @@ async def _addressees(read: Read, lines: Sequence[Row]) -> dict[int, str]:
     "you" that names no one speaks to them: "Wow, your new hair colour looks amazing!" just
     after Nate's line is about Nate's hair. Lines held back from this reader are passed over
     as if unsaid (`Read.around`)."""
-    # Only a line that speaks of "you" or as "we" has anyone to answer for
-    # (`roles.speaks_of_you`, `roles.speaks_as_we`).
+    # Only a line that speaks of "you" or as "we", or praises or thanks, has anyone to answer
+    # for (`roles.speaks_of_you`, `roles.speaks_as_we`, `roles.praised`: "Wow, that's
+    # awesome!" just after John's line is about John's thing).
     asking = [int(r["turn_id"]) for r in lines
-              if speaks_of_you(str(r["text"])) or speaks_as_we(str(r["text"]))]
+              if speaks_of_you(str(r["text"])) or speaks_as_we(str(r["text"]))
+              or praised(str(r["text"])) is not None]
     before = await read.around(asking, REPLY_LOOKBACK)
     found: dict[int, str] = {}
     for r in lines:

@@ -184,3 +184,24 @@ async def test_praise_of_the_member_a_line_calls_by_name_is_found_but_not_told_a
     assert found[:1] == [praise] and sure == []  # Bob's guitar, not Alice's
     found, sure = await told("What design is on Bob's guitar?")  # the control
     assert sure == [praise]
+
+
+async def test_a_reaction_just_after_a_members_line_is_found_but_not_told_as_the_speakers(
+    real_home: Household,
+) -> None:
+    m, bob, alice = real_home.memory, real_home.bob, real_home.alice
+    await say_as(m, bob, "I've started coaching the under-tens at the football club.",
+                 group=True)
+    reaction = "Wow, that's awesome! It must be so rewarding to see them improve every week."
+    for text in (reaction, "The bus was packed this morning.", "It rained all day again."):
+        await say_as(m, alice, text, group=True)
+
+    async def told(question: str) -> tuple[list[str], list[str]]:
+        found = [f for f in await m.recall.recollect(real_home.dm(bob), question)
+                 if isinstance(f, Quoted)]
+        return [f.turn.text for f in found], [f.turn.text for f in found if f.sure]
+
+    found, sure = await told("What does Alice find rewarding every week?")
+    assert reaction in found and reaction not in sure  # it is Bob's coaching she praises
+    found, sure = await told("What does Bob find rewarding every week?")  # the control
+    assert reaction in sure

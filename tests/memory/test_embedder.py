@@ -166,23 +166,25 @@ async def test_a_line_that_only_calls_someone_by_a_role_does_not_answer_after_th
         "Dad's birthday is on the 2nd of October."]
 
 
+async def told_to_bob(home: Household, question: str) -> tuple[list[str], list[str]]:
+    """The lines recalled for Bob's question in his DM, and those of them told as sure."""
+    found = [f for f in await home.memory.recall.recollect(home.dm(home.bob), question)
+             if isinstance(f, Quoted)]
+    return [f.turn.text for f in found], [f.turn.text for f in found if f.sure]
+
+
 async def test_praise_of_the_member_a_line_calls_by_name_is_found_but_not_told_as_the_speakers(
     real_home: Household,
 ) -> None:
-    m, bob, alice = real_home.memory, real_home.bob, real_home.alice
+    m, alice = real_home.memory, real_home.alice
     praise = "That's a great guitar, Bob! Love the design, it's so unique and special."
     for text in ("The bus was packed this morning.", "It rained all day again.", praise,
                  "I watched a documentary about octopuses."):
         await say_as(m, alice, text, group=True)
 
-    async def told(question: str) -> tuple[list[str], list[str]]:
-        found = [f for f in await m.recall.recollect(real_home.dm(bob), question)
-                 if isinstance(f, Quoted)]
-        return [f.turn.text for f in found], [f.turn.text for f in found if f.sure]
-
-    found, sure = await told("What design is on Alice's guitar?")
+    found, sure = await told_to_bob(real_home, "What design is on Alice's guitar?")
     assert found[:1] == [praise] and sure == []  # Bob's guitar, not Alice's
-    found, sure = await told("What design is on Bob's guitar?")  # the control
+    found, sure = await told_to_bob(real_home, "What design is on Bob's guitar?")  # control
     assert sure == [praise]
 
 
@@ -196,12 +198,7 @@ async def test_a_reaction_just_after_a_members_line_is_found_but_not_told_as_the
     for text in (reaction, "The bus was packed this morning.", "It rained all day again."):
         await say_as(m, alice, text, group=True)
 
-    async def told(question: str) -> tuple[list[str], list[str]]:
-        found = [f for f in await m.recall.recollect(real_home.dm(bob), question)
-                 if isinstance(f, Quoted)]
-        return [f.turn.text for f in found], [f.turn.text for f in found if f.sure]
-
-    found, sure = await told("What does Alice find rewarding every week?")
+    found, sure = await told_to_bob(real_home, "What does Alice find rewarding every week?")
     assert reaction in found and reaction not in sure  # it is Bob's coaching she praises
-    found, sure = await told("What does Bob find rewarding every week?")  # the control
-    assert reaction in sure
+    found, sure = await told_to_bob(real_home, "What does Bob find rewarding every week?")
+    assert reaction in sure  # the control

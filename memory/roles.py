@@ -636,6 +636,13 @@ def _spoken_of(part: str, candidate: str, speaker: str | None, roster: Roster, *
     return c, about
 
 
+def _listener(text: str, roster: Roster, addressee: str | None) -> frozenset[str]:
+    """Whom `text` speaks to: the members it calls by name, or else the member whose line it
+    answers (`addressee`), if any."""
+    return roster.called(text) or (
+        frozenset({addressee}) if addressee is not None else frozenset())
+
+
 def _by_praise(text: str, asked: frozenset[str], speaker: str | None,
                listener: frozenset[str]) -> bool | None:
     """Whether `text`, which speaks of no one, is about whom a question asks after (`asked`),
@@ -672,8 +679,7 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
         # The sentences that answer praise whom the line speaks to ("Melanie, those bowls are
         # amazing! ... I love that you chose pottery"): the rest of the line does not make
         # them the speaker's.
-        verdict = _by_praise(focus, asked, speaker, roster.called(focus) or (
-            frozenset({addressee}) if addressee is not None else frozenset()))
+        verdict = _by_praise(focus, asked, speaker, _listener(focus, roster, addressee))
         if verdict is not None:
             return verdict
     if not about and not c.third_person and focus != candidate:
@@ -684,8 +690,7 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
         # after: "Thanks, Caroline! We went camping yesterday", or Melanie's "We always look
         # forward to our family camping trip" just after Caroline spoke, is the speaker's side,
         # not Caroline's camping.
-        listener = roster.called(candidate) or (
-            frozenset({addressee}) if addressee is not None else frozenset())
+        listener = _listener(candidate, roster, addressee)
         if asked and listener and asked <= listener and speaks_as_we(focus):
             return False
         # With `called_out`, a text that praises whom it speaks to (by name, or the member

@@ -327,7 +327,18 @@ def speaks_as_we(text: str) -> bool:
 # "What a lovely photo", not "It was a great day").
 _CONGRATULATING = re.compile(
     r"\b(?:congrats|congratulations|well done|way to go|good job|great job|nice one|proud of you"
+    r"|(?:happy|glad|thrilled|excited|stoked|pleased|delighted) for you(?! to\b)|stolz auf dich"
+    r"|fière? de toi|heureux pour toi|heureuse pour toi|orgullos[oa] de ti|feliz por ti"
     r"|bravo|glückwunsch|gratuliere|félicitations|felicidades|enhorabuena)\b")
+# The "I" of joy at what the one spoken to did ("I'm so proud of you", "I'm thrilled for you",
+# "ich bin stolz auf dich", "je suis fière de toi", "estoy orgullosa de ti") is the speaker's
+# feeling, not the speaker's news: `rejoiced` reads such a clause without it.
+_REJOICING = re.compile(
+    r"\b(?:i'm|i\u2019m|i am|ich bin|je suis|estoy)\s+(?=(?:(?:so|really|super|very|truly|just"
+    r"|always|incredibly|sehr|wirklich|si|tellement|vraiment|muy|tan)\s+)*(?:"
+    r"(?:happy|glad|proud|thrilled|excited|stoked|pleased|delighted)\s+(?:for|of)\s+you\b"
+    r"(?!\s+to\b)|stolz auf dich\b|(?:fière?|heureux|heureuse)\s+(?:de|pour)\s+toi\b"
+    r"|(?:orgullos[oa]|feliz)\s+(?:de|por)\s+ti\b))", re.IGNORECASE)
 _PRAISING = re.compile(
     r"\b(?:great|awesome|amazing|stunning|brilliant|fantastic|wonderful|lovely|beautiful"
     r"|impressive|inspiring|incredible|cool|toll|super|klasse|génial|magnifique|genial"
@@ -339,12 +350,21 @@ _REACTING = re.compile(
 
 
 @text_cache(maxsize=50_000)
+def rejoiced(text: str) -> str:
+    """`text` with the "I" of its joy for the one spoken to left out: "I'm so proud of you for
+    taking part" reads "so proud of you for taking part", which speaks of no one but them."""
+    return _REJOICING.sub("", text)
+
+
+@text_cache(maxsize=50_000)
 def praised(text: str) -> Literal["called", "speaker"] | None:
     """Whose thing a text that speaks of no one (not as "I", "we" nor "he" or "she") is, by
     its praise: the one it speaks to when it praises them ("That's a great guitar, Calvin!",
     "Wow, John! Congrats on the promotion!", "Wow, that's awesome!" just after their line),
     its speaker's when it thanks ("Thanks, Dave! The tour has been great": whoever thanks was
-    praised for their own)."""
+    praised for their own). The "I" of joy for them (`rejoiced`) does not speak of its speaker:
+    "That's great, Maria! I'm thrilled for you" praises Maria."""
+    text = rejoiced(text)
     folded = text.casefold()
     found = _persons(text)
     if found[1] or found[2] or not _WE.isdisjoint(found[0]):
@@ -671,6 +691,8 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
     asked_roles, _ = roles(question)
     if not asked and not asked_roles:  # about no one in particular: anyone's may answer
         return True
+    if called_out:  # "I'm so proud of you" is not its speaker's news (`rejoiced`)
+        candidate = rejoiced(candidate)
     # Who the sentences that answer speak of; the whole text's people when those name no one.
     focus = answering(question, candidate, roster)
     c, about = _spoken_of(focus, candidate, speaker, roster, subject=subject,

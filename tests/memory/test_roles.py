@@ -103,6 +103,27 @@ def test_a_line_thanking_a_member_by_name_is_not_told_as_theirs() -> None:
     assert answers_whose("How was Tom's tour?", "p-ellie", line, "p-maya", roster=ROSTER)
 
 
+@pytest.mark.parametrize("line", [
+    "That's great, Tom! Joining a choir can be really uplifting. I'm thrilled for you.",
+    "The charity race sounds great! I'm really proud of you for taking part!",
+    "Ich bin so stolz auf dich! Der Chor ist klasse.",
+    "Estoy muy orgullosa de ti. ¡Qué buena noticia!",
+])
+def test_the_i_of_joy_for_a_member_s_news_does_not_make_it_the_speaker_s_own(line: str) -> None:
+    # Maya's line, just after a line of Tom's.
+    for question, whose in (("Why did Maya join a choir?", False),
+                            ("Why did Tom join a choir?", True)):
+        assert answers_whose(question, "p-ellie", line, "p-maya", roster=ROSTER,
+                             addressee="p-tom", called_out=True) is whose
+    # Her own news beside her joy for his stays hers; and "happy for you to" is no joy at all.
+    assert answers_whose("Why did Maya join a choir?", "p-ellie",
+                         "I'm so happy for you! I joined a choir myself last week.", "p-maya",
+                         roster=ROSTER, addressee="p-tom", called_out=True)
+    assert answers_whose("Why did Maya join a choir?", "p-ellie",
+                         "I'm happy for you to take the car. I joined a choir.", "p-maya",
+                         roster=ROSTER, addressee="p-tom", called_out=True)
+
+
 def test_a_reaction_praising_what_a_member_said_is_theirs_and_thanks_for_it_the_speakers(
 ) -> None:
     # Maya's lines, each just after a line of Tom's, calling no one by name.

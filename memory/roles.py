@@ -288,8 +288,10 @@ def addressed(text: str) -> frozenset[str]:
     "Thanks, Melanie! This necklace is special to me" is about its speaker, not Melanie; "That
     race sounds great, Mel, proud of you" is about Mel. A word is in address when it stands
     between the start of a sentence, a comma or a greeting ("hey", "thanks") and a comma or the
-    end of a sentence ("Hey Tom!", "Lukas, bins go out on Tuesday", "..., Maya.")."""
-    if not _SECOND_PERSON.isdisjoint(_persons(text)[0]):
+    end of a sentence ("Hey Tom!", "Lukas, bins go out on Tuesday", "..., Maya."). Said as "I"
+    to one only told or given it ("Tom, I want to share this with you"), it is in address."""
+    said = _persons(text)
+    if not _SECOND_PERSON.isdisjoint(said[0]) and not (said[1] and _you_only_as_object(text)):
         return frozenset()
     return _vocatives(text)
 
@@ -638,17 +640,49 @@ def answers_whose_thing(question: str, asker: str | None, candidate: str,
     return True
 
 
+# Words after which an English "you" is whom something is given, told or done for ("let you
+# know", "share it with you", "help you"), not who does it nor whose it is ("did you", "glad
+# you're", "your"); German, French and Spanish say "you" as an object by their own words.
+_YOU_AFTER_WORDS = (
+    "with for to about at from on of let tell told show showed send sent give gave help ask"
+    " asked remind update keep wish miss meet call text bring thank"
+)
+_YOU_AFTER = frozenset(_YOU_AFTER_WORDS.split())
+_OBJECT_YOU = frozenset(("dich", "dir", "euch", "te", "ti"))
+
+
+@text_cache(maxsize=50_000)
+def _you_only_as_object(text: str) -> bool:
+    """Whether every "you" of `text` is only whom something is told, given or done for: "Hey
+    Maria! Wanted to let you know that I'm running for office again" is its speaker's news,
+    where "your new job", "What's been happening with you?" and "I'm thrilled for you" speak
+    of the one spoken to."""
+    if _CONGRATULATING.search(text.casefold()) is not None:
+        return False
+    for part in sentences(text):
+        tokens = _WORD.findall(part.casefold())
+        if part.rstrip().endswith("?") and not _SECOND_PERSON.isdisjoint(tokens):
+            return False
+        for i, word in enumerate(tokens):
+            if word in _SECOND_PERSON and word not in _OBJECT_YOU and not (
+                    word == "you" and i and tokens[i - 1] in _YOU_AFTER):
+                return False
+    return True
+
+
 def _spoken_of(part: str, candidate: str, speaker: str | None, roster: Roster, *,
                subject: str | None, addressee: str | None) -> tuple[Whose, frozenset[str]]:
     """Whom `part` of `candidate` speaks of, and how (`Roster.whose`)."""
     c = roster.whose(part)
     about = c.people(speaker) | ({subject} if subject else frozenset())
-    if not _SECOND_PERSON.isdisjoint(_persons(part)[0]):
+    if not _SECOND_PERSON.isdisjoint(_persons(part)[0]) and not (
+            c.first_person and _you_only_as_object(part)):
         # It says "you" ("What made you run again?"): it speaks of whom the text calls by
         # name ("Congrats, John!"), or else of the member whose line it answers (`addressee`:
         # "Wow, your new hair colour looks amazing!"), unless it speaks as "I" or "we" too ("We
         # were teammates for years. Were you ever in a team?"). A question without "you" may
-        # be the speaker's own ("Sunflowers mean warmth, right?").
+        # be the speaker's own ("Sunflowers mean warmth, right?"). Said as "I" to someone
+        # only told or given it ("I wanted to let you know I'm running again"), it is not.
         called = roster.called(candidate)
         about |= called or (
             {addressee} if addressee is not None and not c.first_person

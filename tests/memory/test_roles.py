@@ -124,6 +124,33 @@ def test_the_i_of_joy_for_a_member_s_news_does_not_make_it_the_speaker_s_own(lin
                          roster=ROSTER, addressee="p-tom", called_out=True)
 
 
+@pytest.mark.parametrize("line", [
+    "Hey Tom! Wanted to let you know that I'm running the marathon again.",
+    "Tom, I came back from Leeds with loads of ideas I want to share with you.",
+    "Tom, ich wollte dir sagen, dass ich wieder den Marathon laufe.",
+])
+def test_news_told_to_a_member_as_i_is_the_speaker_s_not_theirs(line: str) -> None:
+    # Maya's line: Tom is only told it.
+    for read in (False, True):
+        assert not answers_whose("Why is Tom running the marathon again?", "p-ellie", line,
+                                 "p-maya", roster=ROSTER, called_out=read)
+        assert answers_whose("Why is Maya running the marathon again?", "p-ellie", line,
+                             "p-maya", roster=ROSTER, called_out=read)
+
+
+@pytest.mark.parametrize("line", [
+    "Tom, did you run the marathon again? I'm going to watch next time.",
+    "Tom, I heard your marathon went well!",
+    "Glad you're running the marathon again, Tom. I'll cheer.",
+    "Tom, I have to ask: how is the marathon going for you?",
+    "Tom, I'm thrilled for you! The marathon again!",
+])
+def test_a_line_asking_after_or_speaking_of_a_member_s_own_as_i_may_be_theirs(line: str) -> None:
+    for read in (False, True):
+        assert answers_whose("Why is Tom running the marathon again?", "p-ellie", line,
+                             "p-maya", roster=ROSTER, called_out=read)
+
+
 def test_a_reaction_praising_what_a_member_said_is_theirs_and_thanks_for_it_the_speakers(
 ) -> None:
     # Maya's lines, each just after a line of Tom's, calling no one by name.

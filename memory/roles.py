@@ -743,11 +743,13 @@ def answers_whose(question: str, asker: str | None, candidate: str, speaker: str
                               addressee=addressee)
     if not about:
         # About no one in particular, unless it speaks as "we" to whom the question asks
-        # after: "Thanks, Caroline! We went camping yesterday", or Melanie's "We always look
-        # forward to our family camping trip" just after Caroline spoke, is the speaker's side,
-        # not Caroline's camping.
+        # after, in the sentences that answer or elsewhere: "Thanks, Caroline! We went camping
+        # yesterday", Melanie's "We always look forward to our family camping trip" just after
+        # Caroline spoke, or "Thanks, Caroline! Yup, we did it yesterday! The kids loved it",
+        # is the speaker's side, not Caroline's camping.
         listener = _listener(candidate, roster, addressee)
-        if asked and listener and asked <= listener and speaks_as_we(focus):
+        we = speaks_as_we(focus) or speaks_as_we(candidate)
+        if asked and listener and asked <= listener and we:
             return False
         # With `called_out`, a text that praises whom it speaks to (by name, or the member
         # whose line it answers) is about their thing, one that thanks about its speaker's

@@ -352,7 +352,10 @@ def test_a_line_speaking_as_we_is_not_only_about_the_member_it_answers() -> None
 def test_a_line_speaking_as_we_to_a_member_is_not_about_that_member() -> None:
     question = "What did {} do while camping?"
     for line, addressee in (("Thanks, Maya! We roasted marshmallows by the fire.", None),
-                            ("We roasted marshmallows by the fire.", "p-maya")):
+                            ("We roasted marshmallows by the fire.", "p-maya"),
+                            # "we" outside the sentence that answers
+                            ("Thanks, Maya! Yup, we did it yesterday! The kids loved the "
+                             "marshmallows while camping.", None)):
         assert not answers_whose(question.format("Maya"), "p-ellie", line, "p-tom",
                                  roster=ROSTER, addressee=addressee)
         # It is the speaker's side, and may take in anyone else of the household.

@@ -330,7 +330,7 @@ def speaks_as_we(text: str) -> bool:
 _CONGRATULATING = re.compile(
     r"\b(?:congrats|congratulations|well done|way to go|good job|great job|nice one|proud of you"
     r"|(?:happy|glad|thrilled|excited|stoked|pleased|delighted) for you(?! to\b)|stolz auf dich"
-    r"|fière? de toi|heureux pour toi|heureuse pour toi|orgullos[oa] de ti|feliz por ti"
+    r"|fier de toi|fière de toi|heureux pour toi|heureuse pour toi|orgullos[oa] de ti|feliz por ti"
     r"|bravo|glückwunsch|gratuliere|félicitations|felicidades|enhorabuena)\b")
 # The "I" of joy at what the one spoken to did ("I'm so proud of you", "I'm thrilled for you",
 # "ich bin stolz auf dich", "je suis fière de toi", "estoy orgullosa de ti") is the speaker's
@@ -339,7 +339,7 @@ _REJOICING = re.compile(
     r"\b(?:i'm|i\u2019m|i am|ich bin|je suis|estoy)\s+(?=(?:(?:so|really|super|very|truly|just"
     r"|always|incredibly|sehr|wirklich|si|tellement|vraiment|muy|tan)\s+)*(?:"
     r"(?:happy|glad|proud|thrilled|excited|stoked|pleased|delighted)\s+(?:for|of)\s+you\b"
-    r"(?!\s+to\b)|stolz auf dich\b|(?:fière?|heureux|heureuse)\s+(?:de|pour)\s+toi\b"
+    r"(?!\s+to\b)|stolz auf dich\b|(?:fier|fière|heureux|heureuse)\s+(?:de|pour)\s+toi\b"
     r"|(?:orgullos[oa]|feliz)\s+(?:de|por)\s+ti\b))", re.IGNORECASE)
 _PRAISING = re.compile(
     r"\b(?:great|awesome|amazing|stunning|brilliant|fantastic|wonderful|lovely|beautiful"

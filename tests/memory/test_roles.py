@@ -108,6 +108,7 @@ def test_a_line_thanking_a_member_by_name_is_not_told_as_theirs() -> None:
     "The charity race sounds great! I'm really proud of you for taking part!",
     "Ich bin so stolz auf dich! Der Chor ist klasse.",
     "Estoy muy orgullosa de ti. ¡Qué buena noticia!",
+    "Je suis si fier de toi ! La chorale, quelle idée géniale.",
 ])
 def test_the_i_of_joy_for_a_member_s_news_does_not_make_it_the_speaker_s_own(line: str) -> None:
     # Maya's line, just after a line of Tom's.

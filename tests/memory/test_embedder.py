@@ -202,3 +202,23 @@ async def test_a_reaction_just_after_a_members_line_is_found_but_not_told_as_the
     assert reaction in found and reaction not in sure  # it is Bob's coaching she praises
     found, sure = await told_to_bob(real_home, "What does Bob find rewarding every week?")
     assert reaction in sure  # the control
+
+
+async def test_a_line_sharing_only_a_name_is_not_told_for_what_the_question_asks_about_it(
+    real_home: Household,
+) -> None:
+    m, bob = real_home.memory, real_home.bob
+    loan = "Dan paid back £200, so he still owes me £100."
+    chatter = [f"The {hour} o'clock bus was late again." for hour in range(1, 13)]
+    for text in (loan, "The film's plot made no sense at all.", "Allotment rent went up again.",
+                 *chatter, "The kettle is making a strange noise.",
+                 "Traffic was awful on the ring road.", "The printer is jammed again."):
+        await say_as(m, bob, text)
+
+    # Dan is no member: his name is all the line shares with what is asked about his plot, a
+    # third of the question's weight ("allotment" and "plot" are heard elsewhere).
+    found, sure = await told_to_bob(real_home, "Which allotment plot does Dan have?")
+    assert loan in found and loan not in sure
+    # Controls: a question about Dan himself, and one the line speaks to.
+    assert (await told_to_bob(real_home, "Who is Dan?"))[1] == [loan]
+    assert (await told_to_bob(real_home, "How much does Dan still owe me?"))[1] == [loan]

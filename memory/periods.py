@@ -11,7 +11,9 @@ without, a month ("in March", "March 2023"), a year ("in 2023"), and "yesterday"
 2031") names no period, since nothing was said then yet.
 
 A question may also ask what held before a change ("when did I first book the Lisbon trip?",
-"my old passport"): `asks_before`, which keeps recall from putting a newer word first.
+"my old passport"): `asks_before`, which keeps recall from putting a newer word first. One
+asking when something is or will be (`asks_for_a_time`) is answered only by words naming a time
+(`names_a_time`).
 
 Owns: the month names, the periods and those words. Must not: guess: a word that is only maybe
 a month ("may", "march") counts only beside a day, a year or "in".
@@ -188,3 +190,45 @@ def asks_now(text: str) -> bool:
     end?"): then the newer word on a thing is wanted even where the question's words leave it
     out (`memory.recall`)."""
     return _NOW.search(text.casefold()) is not None
+
+
+# A question asking when something is or will be ("When is mum's operation?", "What night is
+# netball practice?", "wann ist ...?") is answered only by words naming a time: a day, a month,
+# a date, an hour or a time of the day, week or year ("Thursday nights", "next week", "at
+# 5pm"). One asking when something was ("When did I pass my theory test?", "Which date did
+# the appointment end up on?") may be answered by when a line was said ("Passed my theory test
+# today!", "Dentist done, no fillings!"), so it asks for no such words.
+_ASKS_WHEN = re.compile(
+    r"^\W*(?:when\s+(?:is|are|will|does|do|am)\b|when['\u2019]s\b"
+    r"|(?:what|which)\s+(?:night|day|date|time|evening|morning|afternoon|month|year|weekend"
+    r"|week)s?\s+(?:is|are|will|does|do|should|shall|am)\b"
+    r"|what\s+time\s+(?:is|are|will|does|do|should|shall|am)\b"
+    r"|wann\s+(?:ist|sind|wird|werden|habe|hat|haben)\b|quand\s+(?:est|sont|aura|aurai)\b"
+    r"|cu[áa]ndo\s+(?:es|son|ser[áa]|tengo|tiene)\b)")
+_WEEKDAYS = (
+    "monday tuesday wednesday thursday friday saturday sunday montag dienstag mittwoch"
+    " donnerstag freitag samstag sonntag lundi mardi mercredi jeudi vendredi samedi dimanche"
+    " lunes martes miércoles miercoles jueves viernes sábado sabado domingo"
+)
+_TIMES = (
+    "today tonight tomorrow yesterday weekend week month year morning evening night afternoon"
+    " noon midnight spring summer autumn fall winter christmas easter weekday daily weekly"
+    " monthly yearly fortnight heute morgen gestern abend nacht woche wochenende monat jahr"
+    " sommer winter demain soir nuit semaine mois année été hiver hoy mañana noche semana"
+    " mes año verano invierno"
+)
+_NAMES_A_TIME = re.compile(
+    r"\b(?:" + "|".join(f"{w}s?" for w in (*_WEEKDAYS.split(), *_TIMES.split())) + "|"
+    + _MONTH + r")\b|\b\d{1,2}(?:[:.]\d\d)?\s*(?:am|pm|h|uhr)\b|\bo'clock\b"
+    r"|\b\d{1,2}[./]\d{1,2}\b|\b(?:19|20)\d\d\b|\b\d{1,2}(?:st|nd|rd|th)\b")
+
+
+def asks_for_a_time(question: str) -> bool:
+    """Whether `question` asks when something is or will be (`_ASKS_WHEN`)."""
+    return _ASKS_WHEN.search(question.casefold()) is not None
+
+
+def names_a_time(text: str) -> bool:
+    """Whether `text` names a time: a day, a month, a date, an hour, a time of the day, week or
+    year."""
+    return _NAMES_A_TIME.search(text.casefold()) is not None

@@ -43,7 +43,15 @@ from itertools import combinations
 from memory.beliefs import belief_from_row, normalize
 from memory.gate import Gate, Read, Sources
 from memory.models import REDACTED, AccessContext, Quoted, Recalled, Turn, as_utc, scope_owner
-from memory.periods import Period, asked_period, asks_before, asks_now, revises
+from memory.periods import (
+    Period,
+    asked_period,
+    asks_before,
+    asks_for_a_time,
+    asks_now,
+    names_a_time,
+    revises,
+)
 from memory.roles import (
     Roster,
     addressed,
@@ -612,8 +620,11 @@ class _Asking:
 def _may_tell(c: _Candidate, asking: _Asking) -> bool:
     """Whether a candidate may be told as a memory of what the question asks after, however
     alike the two: about whom it asks, whose thing, which thing; and a line (raw chatter) only
-    when it carries LINE_COVERAGE of the question's keyword weight."""
+    when it carries LINE_COVERAGE of the question's keyword weight. A question asking when
+    something is or will be is answered only by words naming a time (`periods.names_a_time`):
+    "Well done Ellie! Three goals in the netball final!" does not tell what night practice is."""
     return (answers_who(asking.query, c.text) and c.whose
+            and (names_a_time(c.text) or not asks_for_a_time(asking.query))
             and _whose(c, asking, called_out=True)
             and answers_whose_thing(asking.query, asking.asker, c.text, c.speaker,
                                     asking.roster, addressee=c.addressee)

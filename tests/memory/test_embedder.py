@@ -222,3 +222,22 @@ async def test_a_line_sharing_only_a_name_is_not_told_for_what_the_question_asks
     # Controls: a question about Dan himself, and one the line speaks to.
     assert (await told_to_bob(real_home, "Who is Dan?"))[1] == [loan]
     assert (await told_to_bob(real_home, "How much does Dan still owe me?"))[1] == [loan]
+
+
+async def test_a_question_asking_when_something_is_is_not_told_a_line_naming_no_time(
+    real_home: Household,
+) -> None:
+    m, bob = real_home.memory, real_home.bob
+    brutal = "Netball practice was brutal, but I scored three goals!"
+    chatter = [f"The {hour} o'clock bus was late again." for hour in range(1, 13)]
+    for text in (brutal, *chatter, "The kettle is making a strange noise."):
+        await say_as(m, bob, text)
+
+    # About practice, and not when it is.
+    found, sure = await told_to_bob(real_home, "What night is my netball practice?")
+    assert brutal in found and brutal not in sure
+    assert (await told_to_bob(real_home, "How many goals did I score at netball practice?"))[
+        1] == [brutal]  # control: asked what it tells
+    when = "Netball practice is on Tuesday nights."
+    await say_as(m, bob, when)
+    assert (await told_to_bob(real_home, "What night is my netball practice?"))[1] == [when]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memory import AccessContext, Activity, Memory, Quoted, Role, dm_chat, private_scope
-from memory.periods import Period, asked_period, asks_before
+from memory.periods import Period, asked_period, asks_before, asks_for_a_time, names_a_time
 from tests.helpers import HashEmbedder
 
 NOW = datetime(2026, 7, 1, 10, 0, tzinfo=UTC)
@@ -94,3 +94,33 @@ async def test_what_was_said_on_the_day_a_question_names_comes_first(tmp_path: P
 def test_a_question_asking_what_held_before_a_change_is_told_apart(question: str,
                                                                    before: bool) -> None:
     assert asks_before(question) == before
+
+
+@pytest.mark.parametrize(("question", "asks"), [
+    ("When is mum's operation?", True),
+    ("When's the plumber coming?", True),
+    ("What night is Ellie's netball practice?", True),
+    ("Which evening should I put the bins out?", True),
+    ("What time does the party start?", True),
+    ("Wann ist das Konzert?", True),
+    ("When did I pass my theory test?", False),  # when it was said may answer
+    ("Which date did my dentist appointment end up on?", False),
+    ("What did Ellie score in the final?", False),
+])
+def test_a_question_asking_when_something_is_or_will_be_is_told_apart(question: str,
+                                                                     asks: bool) -> None:
+    assert asks_for_a_time(question) == asks
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("Netball practice moved to Thursday nights.", True),
+    ("Bins go out on Tuesdays now.", True),
+    ("My exam is on 28 April.", True),
+    ("Dinner at 7pm, don't be late.", True),
+    ("We're off to Lisbon next week!", True),
+    ("Das Konzert ist am Freitag.", True),
+    ("Well done Ellie! Three goals in the netball final!", False),
+    ("Don't tell anyone yet, mum will make a big thing of it.", False),
+])
+def test_words_naming_a_time_are_found_in_any_of_the_languages(text: str, names: bool) -> None:
+    assert names_a_time(text) == names

@@ -204,16 +204,23 @@ async def test_a_reaction_just_after_a_members_line_is_found_but_not_told_as_the
     assert reaction in sure  # the control
 
 
+BUSES = tuple(f"The {hour} o'clock bus was late again." for hour in range(1, 21))
+
+
+async def bob_says(home: Household, *lines: str) -> None:
+    """Bob's lines in his DM, then a dozen alike that bear on nothing asked: a question then
+    scores against his DM's lines rather than the prior a small scope leans on."""
+    for text in (*lines, *BUSES):
+        await say_as(home.memory, home.bob, text)
+
+
 async def test_a_line_sharing_only_a_name_is_not_told_for_what_the_question_asks_about_it(
     real_home: Household,
 ) -> None:
-    m, bob = real_home.memory, real_home.bob
     loan = "Dan paid back £200, so he still owes me £100."
-    chatter = [f"The {hour} o'clock bus was late again." for hour in range(1, 13)]
-    for text in (loan, "The film's plot made no sense at all.", "Allotment rent went up again.",
-                 *chatter, "The kettle is making a strange noise.",
-                 "Traffic was awful on the ring road.", "The printer is jammed again."):
-        await say_as(m, bob, text)
+    await bob_says(real_home, loan, "The film's plot made no sense at all.",
+                   "Allotment rent went up again.", "The kettle is making a strange noise.",
+                   "Traffic was awful on the ring road.", "The printer is jammed again.")
 
     # Dan is no member: his name is all the line shares with what is asked about his plot, a
     # third of the question's weight ("allotment" and "plot" are heard elsewhere).
@@ -227,11 +234,8 @@ async def test_a_line_sharing_only_a_name_is_not_told_for_what_the_question_asks
 async def test_a_question_asking_when_something_is_is_not_told_a_line_naming_no_time(
     real_home: Household,
 ) -> None:
-    m, bob = real_home.memory, real_home.bob
     brutal = "Netball practice was brutal, but I scored three goals!"
-    chatter = [f"The {hour} o'clock bus was late again." for hour in range(1, 13)]
-    for text in (brutal, *chatter, "The kettle is making a strange noise."):
-        await say_as(m, bob, text)
+    await bob_says(real_home, brutal, "The kettle is making a strange noise.")
 
     # About practice, and not when it is.
     found, sure = await told_to_bob(real_home, "What night is my netball practice?")
@@ -239,5 +243,5 @@ async def test_a_question_asking_when_something_is_is_not_told_a_line_naming_no_
     assert (await told_to_bob(real_home, "How many goals did I score at netball practice?"))[
         1] == [brutal]  # control: asked what it tells
     when = "Netball practice is on Tuesday nights."
-    await say_as(m, bob, when)
+    await say_as(real_home.memory, real_home.bob, when)
     assert (await told_to_bob(real_home, "What night is my netball practice?"))[1] == [when]

@@ -192,14 +192,14 @@ def asks_now(text: str) -> bool:
     return _NOW.search(text.casefold()) is not None
 
 
-# A question asking when something is or will be ("When is mum's operation?", "What night is
-# netball practice?", "wann ist ...?") is answered only by words naming a time: a day, a month,
+# A question asking when something is or will be ("When is mum's operation?", "Hey, what night
+# is netball practice?", "wann ist ...?") is answered only by words naming a time: a day, a month,
 # a date, an hour or a time of the day, week or year ("Thursday nights", "next week", "at
 # 5pm"). One asking when something was ("When did I pass my theory test?", "Which date did
 # the appointment end up on?") may be answered by when a line was said ("Passed my theory test
 # today!", "Dentist done, no fillings!"), so it asks for no such words.
 _ASKS_WHEN = re.compile(
-    r"^\W*(?:when\s+(?:is|are|will|does|do|am)\b|when['\u2019]s\b"
+    r"(?:^|[,.!?;:])\W*(?:when\s+(?:is|are|will|does|do|am)\b|when['\u2019]s\b"
     r"|(?:what|which)\s+(?:night|day|date|time|evening|morning|afternoon|month|year|weekend"
     r"|week)s?\s+(?:is|are|will|does|do|should|shall|am)\b"
     r"|what\s+time\s+(?:is|are|will|does|do|should|shall|am)\b"

@@ -103,6 +103,8 @@ def test_a_question_asking_what_held_before_a_change_is_told_apart(question: str
     ("Which evening should I put the bins out?", True),
     ("What time does the party start?", True),
     ("Wann ist das Konzert?", True),
+    ("Hey hearth, when is the party?", True),
+    ("I was wondering when the party is.", False),  # "when" not asking, mid-sentence
     ("When did I pass my theory test?", False),  # when it was said may answer
     ("Which date did my dentist appointment end up on?", False),
     ("What did Ellie score in the final?", False),

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from memory.roles import Roster, answers_which, answers_who, answers_whose, answers_whose_thing
+from memory.roles import (
+    Roster,
+    answers_which,
+    answers_who,
+    answers_whose,
+    answers_whose_thing,
+    praised,
+    rejoiced,
+)
 
 ROSTER = Roster({"p-maya": "Maya", "p-tom": "Tom", "p-ellie": "Ellie", "p-me": "Me"})
 
@@ -116,13 +124,18 @@ def test_the_i_of_joy_for_a_member_s_news_does_not_make_it_the_speaker_s_own(lin
                             ("Why did Tom join a choir?", True)):
         assert answers_whose(question, "p-ellie", line, "p-maya", roster=ROSTER,
                              addressee="p-tom", called_out=True) is whose
-    # Her own news beside her joy for his stays hers; and "happy for you to" is no joy at all.
+    # Her own news beside her joy for his stays hers.
     assert answers_whose("Why did Maya join a choir?", "p-ellie",
                          "I'm so happy for you! I joined a choir myself last week.", "p-maya",
                          roster=ROSTER, addressee="p-tom", called_out=True)
-    assert answers_whose("Why did Maya join a choir?", "p-ellie",
-                         "I'm happy for you to take the car. I joined a choir.", "p-maya",
-                         roster=ROSTER, addressee="p-tom", called_out=True)
+
+
+def test_happy_for_someone_to_do_something_is_no_joy_at_their_news() -> None:
+    assert praised("I'm so happy for you!") == "called"
+    assert rejoiced("I'm so happy for you!") == "so happy for you!"
+    # Leave to do something is the speaker's word, said as "I".
+    assert rejoiced("I'm happy for you to take the car.") == "I'm happy for you to take the car."
+    assert praised("Happy for you to take the car on Saturday.") is None
 
 
 @pytest.mark.parametrize("line", [

@@ -290,8 +290,7 @@ def addressed(text: str) -> frozenset[str]:
     between the start of a sentence, a comma or a greeting ("hey", "thanks") and a comma or the
     end of a sentence ("Hey Tom!", "Lukas, bins go out on Tuesday", "..., Maya."). Said as "I"
     to one only told or given it ("Tom, I want to share this with you"), it is in address."""
-    said = _persons(text)
-    if not _SECOND_PERSON.isdisjoint(said[0]) and not (said[1] and _you_only_as_object(text)):
+    if not _SECOND_PERSON.isdisjoint(_persons(text)[0]) and not _told_you_as_i(text):
         return frozenset()
     return _vocatives(text)
 
@@ -327,9 +326,10 @@ def speaks_as_we(text: str) -> bool:
 # sentence calling them by name ("That's a great guitar, Calvin!", not "Hey Jon! The store's
 # doing great!") or in a reaction to what they said ("Wow, that's awesome!", "Sounds great",
 # "What a lovely photo", not "It was a great day").
+_JOY = "happy|glad|thrilled|excited|stoked|pleased|delighted"  # for the one spoken to
 _CONGRATULATING = re.compile(
     r"\b(?:congrats|congratulations|well done|way to go|good job|great job|nice one|proud of you"
-    r"|(?:happy|glad|thrilled|excited|stoked|pleased|delighted) for you(?! to\b)|stolz auf dich"
+    rf"|(?:{_JOY}) for you(?! to\b)|stolz auf dich"
     r"|fier de toi|fière de toi|heureux pour toi|heureuse pour toi|orgullos[oa] de ti|feliz por ti"
     r"|bravo|glückwunsch|gratuliere|félicitations|felicidades|enhorabuena)\b")
 # The "I" of joy at what the one spoken to did ("I'm so proud of you", "I'm thrilled for you",
@@ -338,7 +338,7 @@ _CONGRATULATING = re.compile(
 _REJOICING = re.compile(
     r"\b(?:i'm|i\u2019m|i am|ich bin|je suis|estoy)\s+(?=(?:(?:so|really|super|very|truly|just"
     r"|always|incredibly|sehr|wirklich|si|tellement|vraiment|muy|tan)\s+)*(?:"
-    r"(?:happy|glad|proud|thrilled|excited|stoked|pleased|delighted)\s+(?:for|of)\s+you\b"
+    rf"(?:{_JOY}|proud)\s+(?:for|of)\s+you\b"
     r"(?!\s+to\b)|stolz auf dich\b|(?:fier|fière|heureux|heureuse)\s+(?:de|pour)\s+toi\b"
     r"|(?:orgullos[oa]|feliz)\s+(?:de|por)\s+ti\b))", re.IGNORECASE)
 _PRAISING = re.compile(
@@ -652,12 +652,12 @@ _OBJECT_YOU = frozenset(("dich", "dir", "euch", "te", "ti"))
 
 
 @text_cache(maxsize=50_000)
-def _you_only_as_object(text: str) -> bool:
-    """Whether every "you" of `text` is only whom something is told, given or done for: "Hey
-    Maria! Wanted to let you know that I'm running for office again" is its speaker's news,
-    where "your new job", "What's been happening with you?" and "I'm thrilled for you" speak
-    of the one spoken to."""
-    if _CONGRATULATING.search(text.casefold()) is not None:
+def _told_you_as_i(text: str) -> bool:
+    """Whether `text` speaks as "I" and every "you" of it is only whom something is told,
+    given or done for: "Hey Maria! Wanted to let you know that I'm running for office again"
+    is its speaker's news, where "your new job", "What's been happening with you?" and "I'm
+    thrilled for you" speak of the one spoken to."""
+    if not _persons(text)[1] or _CONGRATULATING.search(text.casefold()) is not None:
         return False
     for part in sentences(text):
         tokens = _WORD.findall(part.casefold())
@@ -675,8 +675,7 @@ def _spoken_of(part: str, candidate: str, speaker: str | None, roster: Roster, *
     """Whom `part` of `candidate` speaks of, and how (`Roster.whose`)."""
     c = roster.whose(part)
     about = c.people(speaker) | ({subject} if subject else frozenset())
-    if not _SECOND_PERSON.isdisjoint(_persons(part)[0]) and not (
-            c.first_person and _you_only_as_object(part)):
+    if not _SECOND_PERSON.isdisjoint(_persons(part)[0]) and not _told_you_as_i(part):
         # It says "you" ("What made you run again?"): it speaks of whom the text calls by
         # name ("Congrats, John!"), or else of the member whose line it answers (`addressee`:
         # "Wow, your new hair colour looks amazing!"), unless it speaks as "I" or "we" too ("We

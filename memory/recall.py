@@ -510,18 +510,20 @@ def _score_keywords(terms: Sequence[Term], weights: Sequence[float],
     # June" is answered by a line of 16 June); any other row must carry them in its words.
     dated = frozenset(words(period.phrase)) if period is not None else frozenset()
     then, then_weights = _kept(about, about_weights, lambda t: t.word not in dated)
+    # The words of each that are no name the household does not know (`_Candidate.named_only`).
+    about_words, then_words = ([t for t in kept if role_stems(t.word) or not stems(t.word) & names]
+                               for kept in (about, then))
     for c, doc in zip(found, docs, strict=True):
         c.keyword = bm25(terms, weights, doc, average)
         # Nor does a word the row only addresses someone by ("Dad, stop telling everyone." says
         # nothing of dad's birthday).
         content = addressing(c.text)
         said_then = period is not None and period.holds(c.at)
-        kept = then if said_then else about
         carried = doc if content is None else content
-        c.covered = coverage(kept, then_weights if said_then else about_weights, carried)
+        c.covered = coverage(then if said_then else about,
+                             then_weights if said_then else about_weights, carried)
         c.named_only = c.covered > 0 and not any(
-            t.count_in(carried) for t in kept
-            if role_stems(t.word) or not stems(t.word) & names)
+            t.count_in(carried) for t in (then_words if said_then else about_words))
 
 
 def _kept(terms: Sequence[Term], weights: Sequence[float],
@@ -624,7 +626,7 @@ def _may_tell(c: _Candidate, asking: _Asking) -> bool:
     something is or will be is answered only by words naming a time (`periods.names_a_time`):
     "Well done Ellie! Three goals in the netball final!" does not tell what night practice is."""
     return (answers_who(asking.query, c.text) and c.whose
-            and (names_a_time(c.text) or not asks_for_a_time(asking.query))
+            and (not asks_for_a_time(asking.query) or names_a_time(c.text))
             and _whose(c, asking, called_out=True)
             and answers_whose_thing(asking.query, asking.asker, c.text, c.speaker,
                                     asking.roster, addressee=c.addressee)

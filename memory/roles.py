@@ -605,9 +605,14 @@ def answers_whose_thing(question: str, asker: str | None, candidate: str,
     family", for "Caroline's son?" against Caroline's "glad your son's okay", and for "Ruth's
     birthday?" (Ruth no member) against a member's "my birthday", "Tom's birthday" or "Anna's
     birthday". A line answering another member's (`addressee`, `Read.around`) says "your" of
-    that member's: Nate's "your new hair colour" to Joanna is not Nate's hair colour."""
+    that member's: Nate's "your new hair colour" to Joanna is not Nate's hair colour. And
+    another member's line that says whose of nothing and is not said to or of the one asked
+    after is not told as theirs (`_not_told_as_theirs`)."""
     asked = owners(question, roster)
     said = owners(candidate, roster)
+    if _not_told_as_theirs(asked, said, candidate, asker=asker, speaker=speaker, roster=roster,
+                           addressee=addressee):
+        return False
     for stem, owner in asked.items():
         other = said.get(stem)
         if other == _ADDRESSEE and addressee is not None:
@@ -638,6 +643,33 @@ def answers_whose_thing(question: str, asker: str | None, candidate: str,
                 or (other == _ADDRESSEE and owner == f"member:{speaker}")):
             return False
     return True
+
+
+def _not_told_as_theirs(asked: dict[str, str], said: dict[str, str], candidate: str, *,
+                        asker: str | None, speaker: str | None, roster: Roster | None,
+                        addressee: str | None) -> bool:
+    """Whether a line cannot be about the thing the question asks after as one member's own
+    (the asker's "my bedroom", or "Ellie's bedroom"): said by another member, it gives nothing
+    an owner, neither names that member nor speaks or answers to them, and does not speak as
+    "we" (which may take them in). Maya's "the spare room is getting painted sage green" does
+    not tell Ellie what colour her bedroom will be. A question after someone's people ("my
+    uncle") is left to `answers_whose`: a line about Tom may be about him."""
+    whose = {asker if owner == _SELF else owner[len("member:"):] for owner in asked.values()
+             if owner == _SELF or owner.startswith("member:")}
+    if len(whose) != 1 or speaker is None:
+        return False
+    person = next(iter(whose))
+    if person is None or speaker == person:
+        return False
+    mine = [stem for stem, owner in asked.items() if owner in (_SELF, f"member:{person}")]
+    if any(stem.startswith("role:") or _role(stem) for stem in mine):
+        return False
+    if said or addressee == person:
+        return False
+    tokens = _WORD.findall(candidate.casefold())
+    if any(t in _SECOND_PERSON or t in _WE for t in tokens):  # "our trip" may be theirs too
+        return False
+    return not (roster is not None and any(roster.member(t) == person for t in tokens))
 
 
 # Words after which an English "you" is whom something is given, told or done for ("let you

@@ -515,3 +515,19 @@ async def test_a_reply_the_reader_may_not_use_is_not_brought_in(tmp_path: Path) 
 def lines_of(found: list[str]) -> set[str]:
     """The recalled lines besides Alice's question (which the keywords find by themselves)."""
     return {text for text in found if not text.startswith("Congrats")}
+
+
+async def test_another_members_line_that_gives_a_thing_no_owner_is_not_told_as_the_askers(
+    home: Home,
+) -> None:
+    line = "The spare room is getting painted sage green, such a calm colour"
+    await say(home, home.alice, line, group=True)
+    question = "What colour is my spare room getting painted?"
+    # Alice's line neither says whose room nor speaks to or of Bob: found, not told as his.
+    found = await home.memory.recall.recollect(home.dm(home.bob), question)
+    assert lines(found)[:1] == [line]
+    assert not found[0].sure
+    # The control: asked by Alice, it is her own line.
+    found = await home.memory.recall.recollect(home.dm(home.alice), question)
+    assert lines(found)[:1] == [line]
+    assert found[0].sure

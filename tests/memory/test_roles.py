@@ -486,3 +486,31 @@ def test_the_thing_of_whom_the_question_asks_after_answers(
     question: str, asker: str, candidate: str, speaker: str,
 ) -> None:
     assert answers_whose_thing(question, asker, candidate, speaker, ROSTER)
+
+
+@pytest.mark.parametrize(("question", "asker"), [
+    ("What colour is my bedroom going to be painted?", "p-ellie"),
+    ("What colour is Ellie's bedroom going to be painted?", "p-tom"),
+    ("Which room is Ellie getting?", "p-tom"),  # what Ellie gets: hers
+])
+def test_another_members_line_giving_the_thing_no_owner_is_not_the_one_asked_afters(
+    question: str, asker: str,
+) -> None:
+    line = "The spare room is getting painted sage green next weekend."
+    assert not answers_whose_thing(question, asker, line, "p-maya", ROSTER)
+    # Controls: Ellie's own line; a line saying whose, speaking to her, naming her, answering
+    # her, or speaking as "we" (which may be hers too).
+    assert answers_whose_thing(question, asker, line, "p-ellie", ROSTER)
+    for said in ("Your room is getting painted sage green next weekend.",
+                 "Ellie, the spare room is getting painted sage green next weekend.",
+                 "Our spare room is getting painted sage green next weekend."):
+        assert answers_whose_thing(question, asker, said, "p-maya", ROSTER), said
+    assert answers_whose_thing(question, asker, line, "p-maya", ROSTER, addressee="p-ellie")
+
+
+def test_a_question_after_the_askers_people_is_left_to_whom_a_line_is_about() -> None:
+    # "My uncle" may be Tom: a line about him by another member is not refused here.
+    assert answers_whose_thing("What surgery is my uncle having?", "p-ellie",
+                               "Tom's got his hernia operation on 19 May.", "p-maya", ROSTER)
+    assert answers_whose_thing("When is my grandmother coming?", "p-ellie",
+                               "Grandma Ruth is coming to stay in April.", "p-maya", ROSTER)

@@ -155,16 +155,28 @@ _KINDS = (
 
 def answers_who(question: str, candidate: str) -> bool:
     """Whether `candidate` can be about whom `question` asks: False when the question names a
-    role and the candidate names another of the same kind but not that one."""
-    asked, _ = roles(question)
+    role and the candidate names another of the same kind but not that one, and when it asks
+    after one's role ("what did mum's doctor tell her?") and the candidate speaks of the one
+    whose it is (mum) but neither of that role nor of anyone by name ("Don't tell anyone yet,
+    mum will make a big thing of it.")."""
+    asked, owning = roles(question)
     said, _ = roles(candidate)
     for group in asked:
-        if _covered(group, said) or any(group in _SPECIFIC.get(s, frozenset()) for s in said):
+        if _names_role(group, said):
             continue
         kind = next((k for k in _KINDS if group in k), frozenset())
         if said & kind:
             return False
-    return True
+    owned = asked - owning
+    return not (owning and owned and all(_names_role(g, said) for g in owning)
+                and not any(_names_role(g, said) for g in owned)
+                and not proper_names(candidate))
+
+
+def _names_role(group: str, named: frozenset[str]) -> bool:
+    """Whether a text naming the role groups `named` names `group`, by itself, one of its
+    specific roles or its general one."""
+    return _covered(group, named) or any(group in _SPECIFIC.get(s, frozenset()) for s in named)
 
 
 # The first person singular, in the four languages: a text using one speaks of its speaker. "We"

@@ -514,3 +514,16 @@ def test_a_question_after_the_askers_people_is_left_to_whom_a_line_is_about() ->
                                "Tom's got his hernia operation on 19 May.", "p-maya", ROSTER)
     assert answers_whose_thing("When is my grandmother coming?", "p-ellie",
                                "Grandma Ruth is coming to stay in April.", "p-maya", ROSTER)
+
+
+def test_a_line_about_the_one_whose_role_is_asked_after_does_not_answer_for_that_role() -> None:
+    question = "What did mum's doctor tell her?"
+    assert not answers_who(question, "Don't tell anyone yet, mum will make a big thing of it.")
+    # Controls: the role by another of its words, someone by name, or not the owner at all.
+    for line in ("Mum's GP says her blood pressure is a bit high.",
+                 "Mum saw Dr Patel this morning.",
+                 "The doctor told her to rest for a week."):
+        assert answers_who(question, line), line
+    # A question after the owner herself is answered by a line about her.
+    assert answers_who("What will mum make a big thing of?",
+                       "Don't tell anyone yet, mum will make a big thing of it.")

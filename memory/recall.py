@@ -42,6 +42,7 @@ from itertools import combinations
 
 from memory.beliefs import belief_from_row, normalize
 from memory.gate import Gate, Read, Sources
+from memory.kinds import noun_phrases, other_kinds
 from memory.models import REDACTED, AccessContext, Quoted, Recalled, Turn, as_utc, scope_owner
 from memory.periods import (
     Period,
@@ -165,6 +166,13 @@ RELATED_MARGIN = 2.0
 # the limit (bench.household_memory: R@10 0.939 -> 0.965 with R@1
 # unchanged; unweighted, the faint ones displace the related and R@1 falls 0.675 -> 0.649).
 UNRELATED_WEIGHT = 0.5
+# A sure item naming the thing asked after by its own noun after one the question does not use
+# (`kinds.other_kinds`: "my driving theory test" for "my practical driving test", "his hernia
+# operation" for "Tom's knee operation") stays sure only when those words and the question's
+# in their place mean alike, cosine KIND_ALIKE or more (the bundled model's: "fashion" and
+# "design" internship 0.51, "extra" and "spare" key 0.54; "theory" and "practical" 0.30,
+# "hernia" and "knee" 0.38).
+KIND_ALIKE = 0.5
 # What a query scores against unrelated text before a scope has said much: the mean and deviation
 # are drawn toward these (MiniLM's, measured on both benchmarks) as if PRIOR_ROWS such rows were
 # there too, so one belief alone in a scope is not its own yardstick.
@@ -337,9 +345,10 @@ class RecallBook:
                                                  lambda cs: _score_keywords(
                                                      terms, weights["turns"], cs,
                                                      asking.roster, period, names=names))
-                top = await _newest_first(read, _recalled(ranked, asking, similar, limit),
-                                          self._vectors, asking=asking, when=when, now=now,
-                                          period=period, limit=limit)
+                top = _recalled(ranked, asking, similar, limit)
+                await _of_the_kind_asked(top, asking, self._vectors)
+                top = await _newest_first(read, top, self._vectors, asking=asking, when=when,
+                                          now=now, period=period, limit=limit)
                 for related, method in ((True, None), (False, MORE_METHOD)):
                     beliefs = [(c.belief.belief.belief_id, c.scope) for c in top
                                if c.belief is not None and c.related == related]
@@ -716,6 +725,35 @@ def _newer_first(top: list[_Candidate], alike: Alike, asking: _Asking,
             break
     slots = iter(order)
     return [next(slots) if c.sure else c for c in top]
+
+
+async def _of_the_kind_asked(top: list[_Candidate], asking: _Asking, vectors: VectorBook) -> None:
+    """Unmark a sure item that may name the thing asked after as another kind of it
+    (`kinds.other_kinds`: "Passed my driving theory test today!" for "When did I pass my
+    practical driving test?") unless the words of each such pair mean alike (`KIND_ALIKE`).
+    The English lexicon and the words' embedding work in memory's thread, off the loop."""
+    sure = [c for c in top if c.sure]
+    if not sure or not noun_phrases(asking.query):
+        return
+    embedder = vectors.embedder
+
+    def judge() -> set[tuple[str, int]]:
+        pairs = {c.key: other_kinds(asking.query, c.text) for c in sure}
+        said = sorted({w for found in pairs.values() for asked, told in found
+                       for w in (*asked, told)})
+        if not said:
+            return set()
+        if embedder is None:  # nothing tells "fashion" from "design": not told
+            return {key for key, found in pairs.items() if found}
+        vector = dict(zip(said, embedder.embed(said), strict=True))
+        return {key for key, found in pairs.items()
+                if any(max(float(vector[w] @ vector[told]) for w in asked) < KIND_ALIKE
+                       for asked, told in found)}
+
+    other = await vectors.off_loop(judge)
+    for c in sure:
+        if c.key in other:
+            c.sure = False
 
 
 async def _newest_first(read: Read, top: list[_Candidate], vectors: VectorBook, *,

@@ -245,3 +245,18 @@ async def test_a_question_asking_when_something_is_is_not_told_a_line_naming_no_
     when = "Netball practice is on Tuesday nights."
     await say_as(real_home.memory, real_home.bob, when)
     assert (await told_to_bob(real_home, "What night is my netball practice?"))[1] == [when]
+
+
+async def test_a_line_naming_another_kind_of_the_thing_asked_after_is_not_told(
+    real_home: Household,
+) -> None:
+    theory = "Passed my driving theory test today!!!"
+    internship = "Just got accepted for a fashion internship in Milan!"
+    await bob_says(real_home, theory, internship, "The kettle is making a strange noise.")
+
+    found, sure = await told_to_bob(real_home, "When did I pass my practical driving test?")
+    assert theory in found and theory not in sure
+    # Controls: the kind the line names; and another word for it, which means alike.
+    assert (await told_to_bob(real_home, "When did I pass my driving theory test?"))[1] == [
+        theory]
+    assert (await told_to_bob(real_home, "Where is my design internship?"))[1] == [internship]

@@ -531,3 +531,22 @@ async def test_another_members_line_that_gives_a_thing_no_owner_is_not_told_as_t
     found = await home.memory.recall.recollect(home.dm(home.alice), question)
     assert lines(found)[:1] == [line]
     assert found[0].sure
+
+
+async def test_without_a_model_a_line_naming_another_kind_of_the_thing_is_not_told(
+    tmp_path: Path,
+) -> None:
+    # Nothing tells whether "theory" means "practical" without the model: found, not told.
+    home = await open_home(tmp_path / "hearth.db", embedder=None)
+    try:
+        line = "Passed my driving theory test today!!!"
+        for text in (line, *(f"The {hour} o'clock bus was late again." for hour in range(1, 21))):
+            await say(home, home.bob, text)
+        found = await home.memory.recall.recollect(home.dm(home.bob),
+                                                   "When did I pass my practical driving test?")
+        assert [(f.turn.text, f.sure) for f in found if isinstance(f, Quoted)] == [(line, False)]
+        found = await home.memory.recall.recollect(home.dm(home.bob),
+                                                   "When did I pass my driving theory test?")
+        assert [(f.turn.text, f.sure) for f in found if isinstance(f, Quoted)] == [(line, True)]
+    finally:
+        await home.memory.close()

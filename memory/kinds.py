@@ -1,4 +1,4 @@
-"""Which kind of a thing a question asks after, by the noun before the thing's own noun.
+"""Which thing a question asks after, and which kind of it, by the English noun phrase.
 
 "When did I pass my practical driving test?" is not answered by "Passed my driving theory test
 today!", nor "When is Tom's knee operation?" by "Tom's got his hernia operation on 19 May":
@@ -10,7 +10,10 @@ the words before it what kind ("practical", "driving"). When a line names that s
 after a noun of its own that the question does not use ("theory", "hernia"), and the question
 has a word before it that the line does not use, the line may name another kind of the thing:
 `other_kinds` gives those pairs, and recall tells the line as a memory only when the words of
-a pair mean alike ("design internship", "fashion internship": `memory.recall`).
+a pair mean alike ("design internship", "fashion internship": `memory.recall`). The same
+holds for a line that does not use the question's noun and puts another in its place after
+the same verb: "The plumber is coming on Monday to fix the shower" for "When is the plumber
+coming to fix the kitchen sink?".
 
 A noun that is no adjective classifies what it comes before (a theory test, a hernia
 operation); an adjective describes it ("an amazing trail" is a "new trail" too), so only the
@@ -25,6 +28,7 @@ Owns: reading those noun phrases. Must not: decide relevance otherwise.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from lemminflect import getAllLemmas
 
@@ -38,7 +42,16 @@ _DETERMINER_WORDS = "the a an my your his her our their its this that these thos
 _DETERMINERS = frozenset(_DETERMINER_WORDS.split())
 _MODIFIERS = 2  # the words before a phrase's noun that say what kind of it the question asks
 
-Phrase = tuple[tuple[str, frozenset[str]], ...]  # its words (lower case) and their stems
+Words = tuple[tuple[str, frozenset[str]], ...]  # a phrase's words (lower case), their stems
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A noun phrase: its words, and the stems of the word before its determiner (None when
+    an owner opens it, or a small word or a sign comes before): "fix" in "to fix the sink"."""
+
+    words: Words
+    after: tuple[str, frozenset[str]] | None
 
 
 @text_cache(maxsize=50_000)
@@ -49,12 +62,18 @@ def _noun(word: str) -> bool:
 
 
 @text_cache(maxsize=50_000)
+def _verb(word: str) -> bool:
+    """Whether an English word may be a verb (`lemminflect`'s lexicon)."""
+    return "VERB" in getAllLemmas(word)
+
+
+@text_cache(maxsize=50_000)
 def noun_phrases(text: str) -> tuple[Phrase, ...]:
-    """The runs of two or more content words that follow a determiner or an owner, in order."""
+    """The runs of content words that follow a determiner or an owner, in order."""
     found: list[Phrase] = []
     for sentence in sentences(text):
         run: list[tuple[str, frozenset[str]]] = []
-        opened = False
+        opened, after, before = False, None, None
         for i, token in enumerate(_TOKEN.findall(sentence)):
             folded = token.casefold()
             bare = folded.removesuffix("'s").removesuffix("\u2019s")
@@ -65,12 +84,14 @@ def noun_phrases(text: str) -> tuple[Phrase, ...]:
             if not ends:
                 run.append((bare, stems(bare)))
             if ends or owner:
-                if opened and len(run) > 1:
-                    found.append(tuple(run))
+                if opened and run:
+                    found.append(Phrase(tuple(run), after))
                 run = []
                 opened = folded in _DETERMINERS or owner
-        if opened and len(run) > 1:
-            found.append(tuple(run))
+                after = before if folded in _DETERMINERS else None
+            before = (bare, stems(bare)) if not ends and not owner else None
+        if opened and run:
+            found.append(Phrase(tuple(run), after))
     return tuple(found)
 
 
@@ -78,28 +99,46 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(s for word in words(text) for s in stems(word))
 
 
+def names_the_thing(question: str, candidate: str) -> bool:
+    """Whether `candidate` uses the noun of the question's last noun phrase ("sink" of "when
+    is the plumber coming to fix the kitchen sink?")."""
+    asked = noun_phrases(question)
+    return bool(asked) and bool(asked[-1].words[-1][1] & _stems(candidate))
+
+
 @text_cache(maxsize=50_000)
 def other_kinds(question: str, candidate: str) -> tuple[tuple[tuple[str, ...], str], ...]:
-    """Where `candidate` may name the thing `question` asks after as another kind of it: for
-    the question's last noun phrase ("my practical driving test"), each phrase of the candidate
-    ending in the same noun after a noun of its own ("my driving theory test"), as (the
-    question's words before the noun that the candidate does not use, that noun of the
-    candidate's): (("practical",), "theory"). Empty when there is none."""
+    """Where `candidate` may name the thing `question` asks after as another: for the
+    question's last noun phrase ("my practical driving test"), as (the question's words the
+    candidate does not use, the candidate's noun in their place),
+    - each phrase of the candidate ending in the same noun after a noun of its own ("my
+      driving theory test": (("practical",), "theory"));
+    - when the candidate does not use that noun, each of its phrases after the same verb
+      ("to fix the kitchen sink", "to fix the shower": (("kitchen", "sink"), "shower")).
+    Empty when there is none."""
     asked = noun_phrases(question)
     if not asked:
         return ()
-    thing, *kind = reversed(asked[-1])
+    phrase = asked[-1]
+    thing, *kind = reversed(phrase.words)
     if not _noun(thing[0]):
         return ()
-    told = _stems(candidate)
+    told, said = _stems(candidate), _stems(question)
+    pairs: list[tuple[tuple[str, ...], str]] = []
+    if not thing[1] & told:
+        if phrase.after is not None and _verb(phrase.after[0]):
+            missing = tuple(word for word, word_stems in phrase.words if not word_stems & told)
+            pairs += [(missing, other.words[-1][0]) for other in noun_phrases(candidate)
+                      if other.after is not None and other.after[1] & phrase.after[1]
+                      and not other.words[-1][1] & said and _noun(other.words[-1][0])]
+        return tuple(pairs)
     missing = tuple(word for word, word_stems in reversed(kind[:_MODIFIERS])
                     if not word_stems & told)
-    if not missing:
-        return ()
-    said = _stems(question)
-    pairs = []
-    for phrase in noun_phrases(candidate):
-        (word, word_stems), (_, end_stems) = phrase[-2], phrase[-1]
-        if end_stems & thing[1] and not word_stems & said and _noun(word):
-            pairs.append((missing, word))
+    if missing:
+        for other in noun_phrases(candidate):
+            if len(other.words) < 2:
+                continue
+            (word, word_stems), (_, end_stems) = other.words[-2], other.words[-1]
+            if end_stems & thing[1] and not word_stems & said and _noun(word):
+                pairs.append((missing, word))
     return tuple(pairs)

@@ -42,7 +42,7 @@ from itertools import combinations
 
 from memory.beliefs import belief_from_row, normalize
 from memory.gate import Gate, Read, Sources
-from memory.kinds import noun_phrases, other_kinds
+from memory.kinds import names_the_thing, noun_phrases, other_kinds
 from memory.models import REDACTED, AccessContext, Quoted, Recalled, Turn, as_utc, scope_owner
 from memory.periods import (
     Period,
@@ -346,9 +346,9 @@ class RecallBook:
                                                      terms, weights["turns"], cs,
                                                      asking.roster, period, names=names))
                 top = _recalled(ranked, asking, similar, limit)
-                await _of_the_kind_asked(top, asking, self._vectors)
+                other = await _of_the_kind_asked(top, asking, self._vectors)
                 top = await _newest_first(read, top, self._vectors, asking=asking, when=when,
-                                          now=now, period=period, limit=limit)
+                                          now=now, period=period, limit=limit, other=other)
                 for related, method in ((True, None), (False, MORE_METHOD)):
                     beliefs = [(c.belief.belief.belief_id, c.scope) for c in top
                                if c.belief is not None and c.related == related]
@@ -727,14 +727,15 @@ def _newer_first(top: list[_Candidate], alike: Alike, asking: _Asking,
     return [next(slots) if c.sure else c for c in top]
 
 
-async def _of_the_kind_asked(top: list[_Candidate], asking: _Asking, vectors: VectorBook) -> None:
-    """Unmark a sure item that may name the thing asked after as another kind of it
+async def _of_the_kind_asked(top: list[_Candidate], asking: _Asking,
+                             vectors: VectorBook) -> list[_Candidate]:
+    """Unmark (and give) the sure items that may name the thing asked after as another
     (`kinds.other_kinds`: "Passed my driving theory test today!" for "When did I pass my
     practical driving test?") unless the words of each such pair mean alike (`KIND_ALIKE`).
     The English lexicon and the words' embedding work in memory's thread, off the loop."""
     sure = [c for c in top if c.sure]
     if not sure or not noun_phrases(asking.query):
-        return
+        return []
     embedder = vectors.embedder
 
     def judge() -> set[tuple[str, int]]:
@@ -754,16 +755,26 @@ async def _of_the_kind_asked(top: list[_Candidate], asking: _Asking, vectors: Ve
     for c in sure:
         if c.key in other:
             c.sure = False
+    return [c for c in sure if c.key in other]
 
 
 async def _newest_first(read: Read, top: list[_Candidate], vectors: VectorBook, *,
                         asking: _Asking, when: str, now: datetime, period: Period | None,
-                        limit: int) -> list[_Candidate]:
+                        limit: int, other: Sequence[_Candidate] = ()) -> list[_Candidate]:
     """The ranking with each update just before what it updates (`_with_updates`), then the
     sure with a member's newer word first (`_newer_first`), cut to `limit`. How alike each two
-    ranked rows are, which both read, is taken once (again only when updates were read in)."""
+    ranked rows are, which both read, is taken once (again only when updates were read in).
+    `other`: the items `_of_the_kind_asked` unmarked; a member's newer word on one of them
+    (`_later_word`, alike by `SUPERSEDES`) that does not name the thing asked after is about
+    that other thing too ("Plumber rang, he's coming on Wednesday instead", after "the plumber
+    is coming on Monday to fix the shower", does not tell when he fixes the kitchen sink)."""
     keys = {c.key for c in top}
     alike = vectors.alike(list(keys))
+    for c in top:
+        if c.sure and not names_the_thing(asking.query, c.text) and any(
+                _later_word(c, o, period) and alike.get((o.key, c.key), 0.0) >= SUPERSEDES
+                for o in other):
+            c.sure = False
     top = await _with_updates(read, top, vectors, alike, asking=asking, when=when, now=now,
                               period=period)
     if not {c.key for c in top} <= keys:

@@ -260,3 +260,19 @@ async def test_a_line_naming_another_kind_of_the_thing_asked_after_is_not_told(
     assert (await told_to_bob(real_home, "When did I pass my driving theory test?"))[1] == [
         theory]
     assert (await told_to_bob(real_home, "Where is my design internship?"))[1] == [internship]
+
+
+async def test_a_newer_word_on_another_thing_than_the_one_asked_after_is_not_told_either(
+    real_home: Household,
+) -> None:
+    shower = "The plumber is coming on Monday 9 March to fix the shower."
+    instead = "Plumber rang, he's coming on Wednesday 11 March instead."
+    await bob_says(real_home, shower, instead, "The kettle is making a strange noise.")
+
+    # Both are about the shower: the newer word on it speaks of no sink either.
+    found, sure = await told_to_bob(real_home,
+                                    "When is the plumber coming to fix the kitchen sink?")
+    assert shower in found and instead in found and sure == []
+    # The control: asked after the shower, it is told.
+    assert shower in (await told_to_bob(real_home,
+                                        "When is the plumber coming to fix the shower?"))[1]

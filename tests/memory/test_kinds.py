@@ -14,6 +14,10 @@ from memory.kinds import noun_phrases, other_kinds
     ("When is Tom's knee operation?", "Tom's got his hernia operation on 19 May, so no lifting.",
      ((("knee",), "hernia"),)),
     ("When is my maths exam?", "My physics exam is on Monday.", ((("maths",), "physics"),)),
+    # Not the question's thing, in the place it has after the same verb.
+    ("When is the plumber coming to fix the kitchen sink?",
+     "The plumber is coming on Monday 9 March to fix the shower.",
+     ((("kitchen", "sink"), "shower"),)),
     # Alike or not, the words are given: recall weighs what they mean (`KIND_ALIKE`).
     ("When did Gina get accepted for the design internship?",
      "I just got accepted for a fashion internship!", ((("design",), "fashion"),)),
@@ -34,6 +38,13 @@ def test_a_line_naming_the_thing_after_another_noun_may_name_another_kind_of_it(
     # Names, roles and times are another rule's; a verb opens no noun phrase.
     ("When is mum's operation?", "Tom's got his hernia operation on 19 May."),
     ("Which country did James book tickets for?", "I booked the air tickets to Canada."),
+    # The thing itself beside another; "after" is no verb; an update naming no thing.
+    ("When is the plumber coming to fix the kitchen sink?",
+     "The plumber will fix the kitchen sink and then the shower."),
+    ("What did Melanie realize after the charity race?",
+     "When I look after myself, I'm able to better look after my family."),
+    ("When is the plumber coming to fix the kitchen sink?",
+     "Plumber rang, he's coming on Wednesday 11 March instead."),
     # Another thing altogether, or the thing without a kind.
     ("When is my knee operation?", "My physio appointment is on Monday."),
     ("When is my knee operation?", "The operation is on Monday."),
@@ -45,6 +56,6 @@ def test_a_line_naming_the_same_kind_or_no_kind_of_the_thing_gives_no_pair(
 
 
 def test_a_noun_phrase_follows_a_determiner_or_an_owner_and_ends_at_a_small_word() -> None:
-    found = noun_phrases("Tom's knee operation is at the city hospital, after my driving test.")
-    assert [[word for word, _ in phrase] for phrase in found] == [
-        ["knee", "operation"], ["city", "hospital"], ["driving", "test"]]
+    found = noun_phrases("Tom's knee operation is at the city hospital, to fix my old knee.")
+    assert [([word for word, _ in p.words], p.after and p.after[0]) for p in found] == [
+        (["knee", "operation"], None), (["city", "hospital"], None), (["old", "knee"], "fix")]

@@ -47,8 +47,9 @@ Words = tuple[tuple[str, frozenset[str]], ...]  # a phrase's words (lower case),
 
 @dataclass(frozen=True)
 class Phrase:
-    """A noun phrase: its words, and the stems of the word before its determiner (None when
-    an owner opens it, or a small word or a sign comes before): "fix" in "to fix the sink"."""
+    """A noun phrase: its words, and the word before its determiner with that word's stems
+    ("fix" in "to fix the sink"; None when an owner opens it, or a small word or a sign comes
+    before the determiner)."""
 
     words: Words
     after: tuple[str, frozenset[str]] | None

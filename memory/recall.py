@@ -770,7 +770,7 @@ async def _newest_first(read: Read, top: list[_Candidate], vectors: VectorBook, 
     keys = {c.key for c in top}
     alike = vectors.alike(list(keys))
     for c in top:
-        if c.sure and not names_the_thing(asking.query, c.text) and any(
+        if other and c.sure and not names_the_thing(asking.query, c.text) and any(
                 _later_word(c, o, period) and alike.get((o.key, c.key), 0.0) >= SUPERSEDES
                 for o in other):
             c.sure = False

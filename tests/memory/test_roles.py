@@ -509,9 +509,9 @@ def test_another_members_line_giving_the_thing_no_owner_is_not_the_one_asked_aft
 
 
 def test_a_question_after_the_askers_people_is_left_to_whom_a_line_is_about() -> None:
-    # "My uncle" may be Tom: a line about him by another member is not refused here.
+    # "My uncle" may be whom another member's line speaks of: not refused here.
     assert answers_whose_thing("What surgery is my uncle having?", "p-ellie",
-                               "Tom's got his hernia operation on 19 May.", "p-maya", ROSTER)
+                               "The hernia operation is on 19 May.", "p-maya", ROSTER)
     assert answers_whose_thing("When is my grandmother coming?", "p-ellie",
                                "Grandma Ruth is coming to stay in April.", "p-maya", ROSTER)
 

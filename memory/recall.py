@@ -704,19 +704,16 @@ def _newer_first(top: list[_Candidate], alike: Alike, asking: _Asking,
     if not alike:
         return top
 
-    def replaces(newer: _Candidate, older: _Candidate) -> bool:
-        return (_later_word(newer, older, period)
-                and alike.get((older.key, newer.key), 0.0) >= SUPERSEDES)
-
     for c in told:
         if (not c.sure and c.belief is not None and _may_tell(c, asking)
-                and any(o.sure and o.belief is not None and replaces(c, o) for o in told)):
+                and any(o.sure and o.belief is not None and _replaces(c, o, alike, period)
+                        for o in told)):
             c.sure = True
     order = [c for c in top if c.sure]
     for _ in range(len(order) ** 2):  # a bound: "alike" is not transitive
         moved = False
         for i, j in combinations(range(len(order)), 2):
-            if replaces(order[j], order[i]):
+            if _replaces(order[j], order[i], alike, period):
                 order.insert(i, order.pop(j))
                 moved = True
                 break
@@ -764,15 +761,14 @@ async def _newest_first(read: Read, top: list[_Candidate], vectors: VectorBook, 
     sure with a member's newer word first (`_newer_first`), cut to `limit`. How alike each two
     ranked rows are, which both read, is taken once (again only when updates were read in).
     `other`: the items `_of_the_kind_asked` unmarked; a member's newer word on one of them
-    (`_later_word`, alike by `SUPERSEDES`) that does not name the thing asked after is about
-    that other thing too ("Plumber rang, he's coming on Wednesday instead", after "the plumber
-    is coming on Monday to fix the shower", does not tell when he fixes the kitchen sink)."""
+    (`_replaces`) that does not name the thing asked after is about that other thing too
+    ("Plumber rang, he's coming on Wednesday instead", after "the plumber is coming on Monday
+    to fix the shower", does not tell when he fixes the kitchen sink)."""
     keys = {c.key for c in top}
     alike = vectors.alike(list(keys))
     for c in top:
         if other and c.sure and not names_the_thing(asking.query, c.text) and any(
-                _later_word(c, o, period) and alike.get((o.key, c.key), 0.0) >= SUPERSEDES
-                for o in other):
+                _replaces(c, o, alike, period) for o in other):
             c.sure = False
     top = await _with_updates(read, top, vectors, alike, asking=asking, when=when, now=now,
                               period=period)
@@ -832,6 +828,13 @@ async def _with_updates(read: Read, top: list[_Candidate], vectors: VectorBook, 
                     out.append(update)
         out.append(c)
     return _without_repeats(out)
+
+
+def _replaces(newer: _Candidate, older: _Candidate, alike: Alike, period: Period | None) -> bool:
+    """Whether `newer` is the same voice's later word on `older`'s thing (`_later_word`), alike
+    enough to be the same thing said again (`SUPERSEDES`)."""
+    return (_later_word(newer, older, period)
+            and alike.get((older.key, newer.key), 0.0) >= SUPERSEDES)
 
 
 def _later_word(newer: _Candidate, older: _Candidate, period: Period | None) -> bool:

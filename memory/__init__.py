@@ -5,7 +5,7 @@ wall, then the purpose lens, and is receipted. Nothing outside this package touc
 """
 
 from memory.beliefs import Assertion, normalize
-from memory.embedder import Embedder, MiniLMEmbedder, make_embedder
+from memory.embedder import E5Embedder, Embedder, MiniLMEmbedder, make_embedder
 from memory.errors import (
     HearthError,
     InvalidRequest,
@@ -38,6 +38,7 @@ from memory.models import (
     Sensitivity,
     Summary,
     Turn,
+    Verdict,
     WriteOutcome,
     chat_scope,
     dm_chat,
@@ -46,7 +47,7 @@ from memory.models import (
     scope_owner,
 )
 from memory.preferences import Preferences
-from memory.recall import DEFAULT_LIMIT as RECALL_LIMIT
+from memory.recall import LIMIT as RECALL_LIMIT
 from memory.reminders import Firing, Listed, Reminder
 from memory.terms import text_cache
 from memory.transcript import MAX_TURN_CHARS
@@ -58,6 +59,7 @@ __all__ = [
     "Belief",
     "BeliefStatus",
     "Delivery",
+    "E5Embedder",
     "Embedder",
     "Evidence",
     "Explanation",
@@ -90,6 +92,7 @@ __all__ = [
     "Summary",
     "Turn",
     "UnknownPerson",
+    "Verdict",
     "WriteOutcome",
     "chat_scope",
     "dm_chat",

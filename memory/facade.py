@@ -78,7 +78,7 @@ class Memory:
         self.household = HouseholdBook(store, self.people, now)
         self.inbox = Inbox(store, now)
         self.outbox = Outbox(store, now)
-        self.vectors = VectorBook(store, embedder)
+        self.vectors = VectorBook(store, embedder, now)
         self.transcript = TranscriptBook(store, gate, self.vectors, now)
         self.beliefs = BeliefBook(store, gate, self.people, self.vectors,
                                   secret=secret, now=now)

@@ -18,6 +18,7 @@ content table written anywhere but here):
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -33,7 +34,7 @@ from memory.store import Row, Store, Tx
 # What members said and what she concluded from it. Only this module selects from them.
 CONTENT_TABLES = frozenset({
     "turns", "turns_fts", "beliefs", "beliefs_fts", "evidence", "evidence_turns", "summaries",
-    "goals", "grants", "belief_vectors", "turn_vectors",
+    "goals", "grants", "belief_vectors", "turn_vectors", "replacements",
 })  # fmt: skip
 # Columns that hold words (or their embeddings). The census never reads them.
 CONTENT_COLUMNS = frozenset({"text", "proposition", "norm", "note", "vector", "reason"})
@@ -46,6 +47,7 @@ _SCOPED = {
     "summaries": "{}",
     "goals": "{}",
     "grants": "{}",
+    "replacements": "{}",
     "evidence": "belief_id IN (SELECT belief_id FROM beliefs WHERE {})",
     "belief_vectors": "belief_id IN (SELECT belief_id FROM beliefs WHERE {})",
     "turn_vectors": "turn_id IN (SELECT turn_id FROM turns WHERE {})",
@@ -310,6 +312,20 @@ class Read:
             found.frequencies.append(count)
             found.ids.append(ids[:cap])
         return found
+
+    async def reply_memories(self, chat_id: str) -> list[tuple[str, int, str, str]]:
+        """What her last reply in a chat this reader sees was given from memory, as its turn
+        log keeps it: (tier, id, verdict, why) each, ids the reader must still read through
+        the wall. [] when she has not replied there, or the reply is not theirs to see."""
+        rule = self.wall("t.scope")
+        row = await self.tx.fetchone(
+            "SELECT l.memories FROM turns t JOIN turn_log l ON l.turn_id = t.turn_id"
+            f" WHERE t.chat_id = ? AND t.role = 'assistant' AND {rule.sql}"
+            " ORDER BY t.turn_id DESC LIMIT 1", (chat_id, *rule.params))
+        if row is None:
+            return []
+        return [(str(tier), int(row_id), str(verdict), str(why))
+                for tier, row_id, verdict, why in json.loads(row["memories"])]
 
     async def ledger(self, where: str = "1", params: Sequence[object] = (), *,
                      order: str = "seq", limit: int = -1) -> list[Row]:

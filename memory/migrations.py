@@ -411,6 +411,38 @@ _REMINDERS: tuple[str, ...] = (
     "CREATE UNIQUE INDEX goals_open_once ON goals(person_id, scope, norm) WHERE state = 'open'",
 )
 
+# Recall's judge reads, rather than decides again, whether a member's newer word replaced an
+# older one (`memory.recall.replacements`): ids and a similarity, in the scope both rows live
+# in. A mark goes with either row: a belief deleted, a line forgotten or removed.
+_REPLACEMENTS: tuple[str, ...] = (
+    f"""CREATE TABLE replacements (
+        tier TEXT NOT NULL CHECK (tier IN ('beliefs', 'turns')),
+        old_id INTEGER NOT NULL,
+        new_id INTEGER NOT NULL,
+        scope TEXT NOT NULL {_SCOPE_CHECK},
+        similarity REAL NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (tier, old_id, new_id)
+    )""",
+    "CREATE INDEX replacements_by_new ON replacements(tier, new_id)",
+    """CREATE TRIGGER replacements_belief_gone AFTER DELETE ON beliefs BEGIN
+        DELETE FROM replacements WHERE tier = 'beliefs'
+            AND (old_id = OLD.belief_id OR new_id = OLD.belief_id);
+    END""",
+    """CREATE TRIGGER replacements_line_gone AFTER DELETE ON turns BEGIN
+        DELETE FROM replacements WHERE tier = 'turns'
+            AND (old_id = OLD.turn_id OR new_id = OLD.turn_id);
+    END""",
+    """CREATE TRIGGER replacements_line_forgotten AFTER UPDATE OF text ON turns
+        WHEN NEW.text != OLD.text BEGIN
+        DELETE FROM replacements WHERE tier = 'turns'
+            AND (old_id = OLD.turn_id OR new_id = OLD.turn_id);
+    END""",
+    # Which memories a reply was given and what the judge made of each (ids, verdicts and
+    # signal values; never words), for a member's /why.
+    "ALTER TABLE turn_log ADD COLUMN memories TEXT NOT NULL DEFAULT '[]'",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", _INITIAL),
     ("0002_soul_state", _SOUL_STATE),
@@ -420,4 +452,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0006_evidence_rehomed", _EVIDENCE_REHOMED),
     ("0008_reminders", _REMINDERS),
     ("0009_stemmed_recall", _STEMMED_RECALL),
+    ("0010_replacements", _REPLACEMENTS),
 )

@@ -279,14 +279,29 @@ class Explanation(Frozen):
     superseded_by: int | None
 
 
+class Verdict(enum.StrEnum):
+    """What recall's judge made of one candidate (`memory.recall.judge`): it `answers` the
+    question (told as a memory), is `related` to it (shown, to a capable model, as possibly
+    related), or is `unrelated` (not shown)."""
+
+    ANSWERS = "answers"
+    RELATED = "related"
+    UNRELATED = "unrelated"
+
+
 class Recalled(Frozen):
     belief: Belief
     score: float
     semantic: float
     keyword: float
-    # Whether it stands out enough to be told as a memory (`memory.recall`'s abstention); the
-    # rest is related evidence, ranked, never presented as what she knows.
-    sure: bool = True
+    verdict: Verdict = Verdict.ANSWERS
+    chance: float = 1.0  # the judge's probability that it answers the question
+    why: str = ""  # the signals that decided the verdict, in words a person can read
+
+    @property
+    def sure(self) -> bool:
+        """Whether it is told as a memory: the judge found that it answers."""
+        return self.verdict is Verdict.ANSWERS
 
 
 class Turn(Frozen):
@@ -308,7 +323,14 @@ class Quoted(Frozen):
     score: float
     semantic: float
     keyword: float
-    sure: bool = True
+    verdict: Verdict = Verdict.ANSWERS
+    chance: float = 1.0
+    why: str = ""
+
+    @property
+    def sure(self) -> bool:
+        """Whether it is told as a memory: the judge found that it answers."""
+        return self.verdict is Verdict.ANSWERS
 
 
 class Goal(Frozen):

@@ -116,8 +116,10 @@ class TranscriptBook:
         tokens: Mapping[str, int],
         belief_ids: Sequence[int],
         delivery: Delivery | None = None,
+        memories: Sequence[tuple[str, int, str, str]] = (),
     ) -> int:
-        """Her reply, in one transaction: the transcript line, its turn log, and (for a chat
+        """Her reply, in one transaction: the transcript line, its turn log (with the memories
+        the prompt held and what the judge made of each: `memories`), and (for a chat
         on Telegram) the outbox entry that will carry it and the inbox update it completes. A
         crash before this commits replays the turn; after it, the reply is only delivered."""
         check_scope(scope)
@@ -131,9 +133,9 @@ class TranscriptBook:
             )
             await tx.execute(
                 "INSERT OR REPLACE INTO turn_log(turn_id, template_version, tokens, belief_ids,"
-                " at) VALUES (?, ?, ?, ?, ?)",
+                " at, memories) VALUES (?, ?, ?, ?, ?, ?)",
                 (reply_turn, template_version, json.dumps(dict(tokens)),
-                 json.dumps(list(belief_ids)), now),
+                 json.dumps(list(belief_ids)), now, json.dumps([list(m) for m in memories])),
             )
             if delivery is not None:
                 await queue_reply(tx, delivery, text, now)

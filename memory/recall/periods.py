@@ -1,4 +1,4 @@
-"""The time a question asks about: "what did Maria share on 16 June?", "what did Tom say in
+"""The time a question asks about: "what did Anna share on 16 June?", "what did Tom say in
 March?", "what happened yesterday?".
 
 Recall prefers what was said in that time (`memory.recall`): the words of a line seldom carry
@@ -10,12 +10,7 @@ without, a month ("in March", "March 2023"), a year ("in 2023"), and "yesterday"
 ("what did Ellie do in December?" asked in July is last December); a time still to come ("in
 2031") names no period, since nothing was said then yet.
 
-A question may also ask what held before a change ("when did I first book the Lisbon trip?",
-"my old passport"): `asks_before`, which keeps recall from putting a newer word first. One
-asking when something is or will be (`asks_for_a_time`) is answered only by words naming a time
-(`names_a_time`).
-
-Owns: the month names, the periods and those words. Must not: guess: a word that is only maybe
+Owns: the month names and the periods. Must not: guess: a word that is only maybe
 a month ("may", "march") counts only beside a day, a year or "in".
 """
 
@@ -136,99 +131,3 @@ def _relative(unit: str, now: datetime) -> Period:
         return Period((first - timedelta(days=1)).replace(day=1), first)
     first = today.replace(month=1, day=1)
     return Period(first.replace(year=first.year - 1), first)
-
-
-# Words asking what held before a change: "when did I first book the trip?", "my old passport",
-# "where did I use to work?", in the four languages. "First" counts as the adverb only (after
-# a pronoun: "did I first"), not "my first day"; "old" only as what was had ("my old
-# passport"), not "how old is Ellie?"; "use to" only after "did" ("where did I use to work?",
-# not "what does Nate use to make it?").
-_BEFORE = re.compile(
-    r"\b(?:originally|initially|at first|used to|did(?: \w+){1,4} use to|previously|former"
-    r"|earlier"
-    r"|(?:my|your|his|her|our|their|the) old"
-    r"|ursprünglich|anfangs|zuerst|früher|alte[nmrs]?|au début|d'abord|ancien(?:ne)?s?"
-    r"|al principio|originalmente|antes|antigu[oa]s?)\b"
-    r"|\b(?:i|we|you|he|she|they|ich|wir|je|nous|yo)\s+first\b")
-
-
-def asks_before(text: str) -> bool:
-    """Whether `text` asks what held before a change ("when did I first book the Lisbon
-    trip?" after the holiday moved to Porto): then a newer word on the thing does not come
-    first (`memory.recall`)."""
-    return _BEFORE.search(text.casefold()) is not None
-
-
-# What a text says when it changes what was said before: "instead", "changed her mind",
-# "pushed back to", "switched to", "moved to", "no longer", "change of plan", "cancelled", and
-# the same in German, French and Spanish.
-_REVISING = re.compile(
-    r"\b(?:instead|change[ds]? (?:of plan|(?:her|his|my|their|our) minds?|to)|changed"
-    r"|(?:pushed|put|moved) (?:back|forward)|postponed|rescheduled|cancell?ed|called off"
-    r"|switched|swapped|moved to|no longer|not any ?more|anymore|after all|now)\b"
-    r"|\b(?:stattdessen|jetzt|verschoben|abgesagt|geändert|nicht mehr"
-    r"|plutôt|finalement|reporté|annulé|changé|plus maintenant|maintenant"
-    r"|en cambio|al final|aplazad[oa]|cancelad[oa]|cambiad[oa]|ya no|ahora)\b")
-
-
-def revises(text: str) -> bool:
-    """Whether `text` speaks as a change to something said before ("Gillian changed her mind,
-    she's staying", "the expedition got pushed back to 23 May", "Waterstones on Saturdays
-    instead"): what lets a newer word join the older one it changes (`memory.recall`)."""
-    return _REVISING.search(text.casefold()) is not None
-
-
-_NOW = re.compile(
-    r"\b(?:still|now|nowadays|these days|at the moment|currently|any ?more|in the end|latest"
-    r"|noch|jetzt|mittlerweile|inzwischen|encore|maintenant|actuellement|désormais"
-    r"|todavía|aún|ahora|actualmente)\b")
-
-
-def asks_now(text: str) -> bool:
-    """Whether `text` asks what holds now, after any change ("is my boss still leaving in
-    April?", "where's Sunday lunch these days?", "which day was the plumber booked for in the
-    end?"): then the newer word on a thing is wanted even where the question's words leave it
-    out (`memory.recall`)."""
-    return _NOW.search(text.casefold()) is not None
-
-
-# A question asking when something is or will be ("When is mum's operation?", "Hey, what night
-# is netball practice?", "wann ist ...?") is answered only by words naming a time: a day, a month,
-# a date, an hour or a time of the day, week or year ("Thursday nights", "next week", "at
-# 5pm"). One asking when something was ("When did I pass my theory test?", "Which date did
-# the appointment end up on?") may be answered by when a line was said ("Passed my theory test
-# today!", "Dentist done, no fillings!"), so it asks for no such words.
-_ASKS_WHEN = re.compile(
-    r"(?:^|[,.!?;:])\W*(?:when\s+(?:is|are|will|does|do|am)\b|when['\u2019]s\b"
-    r"|(?:what|which)\s+(?:night|day|date|time|evening|morning|afternoon|month|year|weekend"
-    r"|week)s?\s+(?:is|are|will|does|do|should|shall|am)\b"
-    r"|what\s+time\s+(?:is|are|will|does|do|should|shall|am)\b"
-    r"|wann\s+(?:ist|sind|wird|werden|habe|hat|haben)\b|quand\s+(?:est|sont|aura|aurai)\b"
-    r"|cu[áa]ndo\s+(?:es|son|ser[áa]|tengo|tiene)\b)")
-_WEEKDAYS = (
-    "monday tuesday wednesday thursday friday saturday sunday montag dienstag mittwoch"
-    " donnerstag freitag samstag sonntag lundi mardi mercredi jeudi vendredi samedi dimanche"
-    " lunes martes miércoles miercoles jueves viernes sábado sabado domingo"
-)
-_TIMES = (
-    "today tonight tomorrow yesterday weekend week month year morning evening night afternoon"
-    " noon midnight spring summer autumn fall winter christmas easter weekday daily weekly"
-    " monthly yearly fortnight heute morgen gestern abend nacht woche wochenende monat jahr"
-    " sommer winter demain soir nuit semaine mois année été hiver hoy mañana noche semana"
-    " mes año verano invierno"
-)
-_NAMES_A_TIME = re.compile(
-    r"\b(?:" + "|".join(f"{w}s?" for w in (*_WEEKDAYS.split(), *_TIMES.split())) + "|"
-    + _MONTH + r")\b|\b\d{1,2}(?:[:.]\d\d)?\s*(?:am|pm|h|uhr)\b|\bo'clock\b"
-    r"|\b\d{1,2}[./]\d{1,2}\b|\b(?:19|20)\d\d\b|\b\d{1,2}(?:st|nd|rd|th)\b")
-
-
-def asks_for_a_time(question: str) -> bool:
-    """Whether `question` asks when something is or will be (`_ASKS_WHEN`)."""
-    return _ASKS_WHEN.search(question.casefold()) is not None
-
-
-def names_a_time(text: str) -> bool:
-    """Whether `text` names a time: a day, a month, a date, an hour, a time of the day, week or
-    year."""
-    return _NAMES_A_TIME.search(text.casefold()) is not None

@@ -1,8 +1,11 @@
-"""The bundled MiniLM embedder, loaded offline, driving real semantic recall."""
+"""The embedders, loaded offline: multilingual-e5-small (the default) finding what was said in
+another language, and the bundled MiniLM driving real semantic recall."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,13 +15,15 @@ import pytest
 from memory import (
     AccessContext,
     Activity,
+    E5Embedder,
+    Embedder,
     InvalidRequest,
     Memory,
     MiniLMEmbedder,
     Quoted,
     make_embedder,
 )
-from memory.embedder import BF16_AGREEMENT, Precision
+from memory.embedder import BF16_AGREEMENT, MAX_EMBEDDED_CHARS, Precision
 from tests.helpers import Household, make_household
 from tests.memory.test_episodic_recall import say_as
 
@@ -40,10 +45,91 @@ def test_the_model_loads_offline_and_gives_unit_vectors(minilm: MiniLMEmbedder) 
     assert float(vectors[0] @ vectors[1]) > float(vectors[0] @ vectors[2])
 
 
-def test_an_unknown_embedder_choice_is_refused_with_a_clear_message() -> None:
-    with pytest.raises(InvalidRequest, match="minilm"):
+def test_an_unknown_embedder_choice_is_refused_with_a_message_naming_the_three() -> None:
+    with pytest.raises(InvalidRequest, match="'e5', 'minilm' or 'none', not 'word2vec'"):
         make_embedder("word2vec")
     assert make_embedder("none") is None
+    assert isinstance(make_embedder(" E5 "), E5Embedder)
+
+
+def test_e5_gives_unit_vectors_of_384_dimensions_to_rows_and_questions(e5: E5Embedder) -> None:
+    texts = ["the kettle is broken", "der Wasserkocher ist kaputt", "", "taxes"]
+    for vectors in (e5.embed(texts), e5.embed_query(texts)):
+        assert vectors.shape == (4, 384) and vectors.dtype == np.float32
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    assert e5.embed([]).shape == (0, 384)
+    assert e5.name == "multilingual-e5-small-q4" and e5.dim == 384
+
+
+def test_e5_loads_without_torch_the_network_or_a_change_to_the_environment() -> None:
+    """In a fresh process whose sockets refuse to connect: the model is a file in the wheel."""
+    script = """
+import os, socket, sys
+def refuse(*args, **kwargs):
+    raise OSError("no network in this test")
+socket.socket.connect = refuse
+socket.create_connection = refuse
+from memory.embedder import E5Embedder
+before = dict(os.environ)
+embedder = E5Embedder()
+assert embedder.embed_query(["Wann hat Tom Geburtstag?"]).shape == (1, 384)
+assert dict(os.environ) == before, "the environment changed"
+assert "torch" not in sys.modules, "torch was loaded"
+"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
+    done = subprocess.run(  # noqa: S603 -- our own interpreter, our own script
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env,
+        cwd=Path(__file__).resolve().parents[2], timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+FACTS = ("Tom's birthday is on the 2nd of May.", "The bins go out on Tuesday nights.",
+         "Ellie has a dentist appointment on Friday at four.",
+         "Maya is allergic to penicillin.", "The car's MOT runs out in September.")
+FAKTEN = ("Toms Geburtstag ist am 2. Mai.", "Die Mülltonnen kommen dienstagabends raus.",
+          "Ellie hat am Freitag um vier einen Zahnarzttermin.",
+          "Maya ist allergisch gegen Penicillin.", "Der TÜV vom Auto läuft im September ab.")
+
+
+@pytest.mark.parametrize(("question", "facts", "answer"), [
+    ("Wann hat Tom Geburtstag?", FACTS, 0),
+    ("Gegen welches Medikament ist Maya allergisch?", FACTS, 3),
+    ("When do the bins go out?", FAKTEN, 1),
+    ("When is Ellie's dentist appointment?", FAKTEN, 2),
+])
+def test_with_e5_a_question_is_nearest_its_fact_told_in_another_language(
+    e5: E5Embedder, question: str, facts: tuple[str, ...], answer: int,
+) -> None:
+    sims = e5.embed(list(facts)) @ e5.embed_query([question])[0]
+    assert int(np.argmax(sims)) == answer
+
+
+def test_e5_embeds_a_question_apart_from_a_stored_row_and_says_so(e5: E5Embedder) -> None:
+    """Rows are e5 passages and questions e5 queries: the pairing that found the evidence more
+    often on the project's households (`memory.embedder.E5Embedder`)."""
+    text = ["When is Tom's birthday?"]
+    assert e5.symmetric is False
+    assert float(e5.embed(text)[0] @ e5.embed_query(text)[0]) < 0.99
+
+
+def test_minilm_embeds_a_question_as_it_embeds_a_stored_row(minilm: MiniLMEmbedder) -> None:
+    text = ["When is Tom's birthday?"]
+    assert minilm.symmetric is True
+    assert np.array_equal(minilm.embed(text), minilm.embed_query(text))
+
+
+@pytest.mark.parametrize("model", ["e5", "minilm"])
+def test_only_the_opening_of_a_long_text_is_embedded(
+    model: str, request: pytest.FixtureRequest,
+) -> None:
+    embedder: Embedder = request.getfixturevalue(model)
+    opening = ("Notes from the allotment: the beans are up, the slugs are winning, and the "
+               "shed roof leaks again. ") * 20
+    opening = opening[:MAX_EMBEDDED_CHARS]
+    for way in (embedder.embed, embedder.embed_query):
+        capped = way([opening])[0]
+        for tail in (" Completely different: the tax return is due.", "x" * 20_000):
+            assert float(way([opening + tail])[0] @ capped) > 0.9999
 
 
 async def test_a_paraphrase_is_recalled_without_sharing_a_keyword(real_home: Household) -> None:
@@ -128,80 +214,11 @@ def test_one_text_alone_gets_the_vector_it_gets_among_others(minilm: MiniLMEmbed
     assert torch.get_num_threads() == threads  # one text runs on one; batches keep them all
 
 
-async def test_a_question_naming_a_member_finds_what_it_asks_not_the_lines_greeting_them(
-    real_home: Household,
-) -> None:
-    m, bob, alice = real_home.memory, real_home.bob, real_home.alice
-    greetings = ("Hey Alice! Good to see you!", "Thanks Alice, see you soon.",
-                 "Yep, Alice! Such a great feeling.", "Hey Alice! Just wanted to say hi!",
-                 "Sounds great, Alice! Let's plan something special!")
-    for text in greetings:
-        await say_as(m, bob, text, group=True)
-    outing = ("That's awesome, Bob! Congrats on the new job. Yesterday I took the kids to the"
-              " museum, it was so cool seeing their eyes light up!")
-    await say_as(m, alice, outing, group=True)
-    found = await m.recall.recollect(real_home.dm(bob), "When did Alice go to the museum?")
-    semantic = {f.turn.text: f.semantic for f in found if isinstance(f, Quoted)}
-    # MiniLM puts the question nearer every greeting naming Alice than the museum line when it
-    # reads her name too (0.40-0.54 against 0.28); without it, only the museum line is near.
-    assert semantic[outing] > 0.3
-    assert all(semantic.get(text, 0.0) < 0.15 for text in greetings)
-    assert [f.turn.text for f in found if isinstance(f, Quoted)][:1] == [outing]
-
-
-async def test_a_line_that_only_calls_someone_by_a_role_does_not_answer_after_them(
-    real_home: Household,
-) -> None:
-    m, alice = real_home.memory, real_home.alice
-    chatter = ("The bakery on the corner does good sourdough.", "Revision timetable done.",
-               "The bus was packed this morning.", "It rained all day again.",
-               "I watched a documentary about octopuses.", "My phone battery died twice today.")
-    for text in ("Dad, stop telling everyone.", *chatter):
-        await say_as(m, alice, text)
-    question = "When is dad's birthday?"
-    assert not [f for f in await m.recall.recollect(real_home.dm(alice), question) if f.sure]
-    await say_as(m, alice, "Dad's birthday is on the 2nd of October.")  # the control
-    found = await m.recall.recollect(real_home.dm(alice), question)
-    assert [f.turn.text for f in found if isinstance(f, Quoted) and f.sure] == [
-        "Dad's birthday is on the 2nd of October."]
-
-
 async def told_to_bob(home: Household, question: str) -> tuple[list[str], list[str]]:
     """The lines recalled for Bob's question in his DM, and those of them told as sure."""
     found = [f for f in await home.memory.recall.recollect(home.dm(home.bob), question)
              if isinstance(f, Quoted)]
     return [f.turn.text for f in found], [f.turn.text for f in found if f.sure]
-
-
-async def test_praise_of_the_member_a_line_calls_by_name_is_found_but_not_told_as_the_speakers(
-    real_home: Household,
-) -> None:
-    m, alice = real_home.memory, real_home.alice
-    praise = "That's a great guitar, Bob! Love the design, it's so unique and special."
-    for text in ("The bus was packed this morning.", "It rained all day again.", praise,
-                 "I watched a documentary about octopuses."):
-        await say_as(m, alice, text, group=True)
-
-    found, sure = await told_to_bob(real_home, "What design is on Alice's guitar?")
-    assert found[:1] == [praise] and sure == []  # Bob's guitar, not Alice's
-    found, sure = await told_to_bob(real_home, "What design is on Bob's guitar?")  # control
-    assert sure == [praise]
-
-
-async def test_a_reaction_just_after_a_members_line_is_found_but_not_told_as_the_speakers(
-    real_home: Household,
-) -> None:
-    m, bob, alice = real_home.memory, real_home.bob, real_home.alice
-    await say_as(m, bob, "I've started coaching the under-tens at the football club.",
-                 group=True)
-    reaction = "Wow, that's awesome! It must be so rewarding to see them improve every week."
-    for text in (reaction, "The bus was packed this morning.", "It rained all day again."):
-        await say_as(m, alice, text, group=True)
-
-    found, sure = await told_to_bob(real_home, "What does Alice find rewarding every week?")
-    assert reaction in found and reaction not in sure  # it is Bob's coaching she praises
-    found, sure = await told_to_bob(real_home, "What does Bob find rewarding every week?")
-    assert reaction in sure  # the control
 
 
 BUSES = tuple(f"The {hour} o'clock bus was late again." for hour in range(1, 21))
@@ -213,66 +230,3 @@ async def bob_says(home: Household, *lines: str) -> None:
     for text in (*lines, *BUSES):
         await say_as(home.memory, home.bob, text)
 
-
-async def test_a_line_sharing_only_a_name_is_not_told_for_what_the_question_asks_about_it(
-    real_home: Household,
-) -> None:
-    loan = "Dan paid back £200, so he still owes me £100."
-    await bob_says(real_home, loan, "The film's plot made no sense at all.",
-                   "Allotment rent went up again.", "The kettle is making a strange noise.",
-                   "Traffic was awful on the ring road.", "The printer is jammed again.")
-
-    # Dan is no member: his name is all the line shares with what is asked about his plot, a
-    # third of the question's weight ("allotment" and "plot" are heard elsewhere).
-    found, sure = await told_to_bob(real_home, "Which allotment plot does Dan have?")
-    assert loan in found and loan not in sure
-    # Controls: a question about Dan himself, and one the line speaks to.
-    assert (await told_to_bob(real_home, "Who is Dan?"))[1] == [loan]
-    assert (await told_to_bob(real_home, "How much does Dan still owe me?"))[1] == [loan]
-
-
-async def test_a_question_asking_when_something_is_is_not_told_a_line_naming_no_time(
-    real_home: Household,
-) -> None:
-    brutal = "Netball practice was brutal, but I scored three goals!"
-    await bob_says(real_home, brutal, "The kettle is making a strange noise.")
-
-    # About practice, and not when it is.
-    found, sure = await told_to_bob(real_home, "What night is my netball practice?")
-    assert brutal in found and brutal not in sure
-    assert (await told_to_bob(real_home, "How many goals did I score at netball practice?"))[
-        1] == [brutal]  # control: asked what it tells
-    when = "Netball practice is on Tuesday nights."
-    await say_as(real_home.memory, real_home.bob, when)
-    assert (await told_to_bob(real_home, "What night is my netball practice?"))[1] == [when]
-
-
-async def test_a_line_naming_another_kind_of_the_thing_asked_after_is_not_told(
-    real_home: Household,
-) -> None:
-    theory = "Passed my driving theory test today!!!"
-    internship = "Just got accepted for a fashion internship in Milan!"
-    await bob_says(real_home, theory, internship, "The kettle is making a strange noise.")
-
-    found, sure = await told_to_bob(real_home, "When did I pass my practical driving test?")
-    assert theory in found and theory not in sure
-    # Controls: the kind the line names; and another word for it, which means alike.
-    assert (await told_to_bob(real_home, "When did I pass my driving theory test?"))[1] == [
-        theory]
-    assert (await told_to_bob(real_home, "Where is my design internship?"))[1] == [internship]
-
-
-async def test_a_newer_word_on_another_thing_than_the_one_asked_after_is_not_told_either(
-    real_home: Household,
-) -> None:
-    shower = "The plumber is coming on Monday 9 March to fix the shower."
-    instead = "Plumber rang, he's coming on Wednesday 11 March instead."
-    await bob_says(real_home, shower, instead, "The kettle is making a strange noise.")
-
-    # Both are about the shower: the newer word on it speaks of no sink either.
-    found, sure = await told_to_bob(real_home,
-                                    "When is the plumber coming to fix the kitchen sink?")
-    assert shower in found and instead in found and sure == []
-    # The control: asked after the shower, it is told.
-    assert shower in (await told_to_bob(real_home,
-                                        "When is the plumber coming to fix the shower?"))[1]

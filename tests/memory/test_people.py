@@ -205,8 +205,9 @@ async def test_removing_a_person_purges_their_private_beliefs_lines_and_grants(
         await m.people.get(bob_id)
     assert await m.people.by_telegram_id(1002) is None
     # what Bob owned is gone, as the facade sees it
-    assert await m.recall.search(bob_ctx, "Lisbon job") == []
-    assert await m.recall.search(bob_ctx, "propranolol presentations") == []
+    for query in ("Lisbon job", "propranolol presentations"):
+        found = await m.recall.search(bob_ctx, query)
+        assert all(r.belief.scope == SHARED for r in found), query
     for outcome in created:
         assert await m.beliefs.explain(bob_ctx, int(outcome.belief_id or 0)) is None
     lines = await m.transcript.lines(bob_ctx)

@@ -23,6 +23,8 @@ from memory import (
     Listed,
     Memory,
     Person,
+    Quoted,
+    Recalled,
     Receipt,
     Reminder,
     dm_chat,
@@ -40,6 +42,17 @@ def inspecting(person: Person, purpose: str) -> AccessContext:
 async def what_she_knows(memory: Memory, person: Person) -> list[Belief]:
     return await memory.beliefs.inspect(
         inspecting(person, "the member asked what she knows about them"))
+
+
+async def why(memory: Memory, person: Person, *, chat_id: str,
+              group: bool) -> list[Recalled | Quoted]:
+    """The memories her last reply in this chat was given, and why: in the member's own chat
+    their view (their own and shared memories); in the household group, the shared ones."""
+    purpose = "the member asked why she answered as she did"
+    ctx = (AccessContext.for_group(Activity.GROUP_CONVERSATION, purpose,
+                                   actor=person.person_id) if group
+           else inspecting(person, purpose))
+    return await memory.recall.why(ctx, chat_id)
 
 
 @dataclass(frozen=True)

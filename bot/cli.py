@@ -41,6 +41,7 @@ from memory import (
     Memory,
     Person,
     Quoted,
+    Recalled,
     hold_database,
     make_embedder,
     private_scope,
@@ -104,6 +105,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
     recall.add_argument("--group", action="store_true", help="read for the household group")
     recall.add_argument("--activity", choices=_ACTIVITIES, default=None)
     recall.add_argument("--limit", type=int, default=RECALL_LIMIT)
+    recall.add_argument("--explain", action="store_true",
+                        help="every candidate the judge weighed, with its signals and why")
     recall.add_argument("query", nargs="+")
 
     inspect = command("inspect", "what she knows about NAME, as NAME may see it")
@@ -295,22 +298,33 @@ async def _recall(memory: Memory, args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     if not query.strip():
         raise Failure("say what to recall: the query is empty")
+    names = {p.person_id: p.name for p in await memory.people.list()}
+    if args.explain:
+        explained = await memory.recall.explain(ctx, query, limit=args.limit)
+        if not explained:
+            _print("nothing recalled")
+        for rank, e in enumerate(explained, start=1):
+            _print(f"{rank}. {_recalled_line(e.item, names)}")
+            _print(f"   {e.item.why}")
+            _print("   " + " ".join(f"{k}={v:.2f}" for k, v in e.signals.items()))
+        return EXIT_OK
     found = await memory.recall.recollect(ctx, query, limit=args.limit)
     if not found:
         _print("nothing recalled")
-    names = {p.person_id: p.name for p in await memory.people.list()}
     for item in found:
-        if isinstance(item, Quoted):  # a member's own words, as said
-            t = item.turn
-            _print(f"{t.ref}\t-\t{_scope_label(t.scope)}\t{t.sensitivity}\t"
-                   f'"{t.text}" ({names.get(t.speaker_id or "", "a member")}, {t.at[:10]})')
-            continue
-        b = item.belief
-        _print(
-            f"{b.ref}\t{b.confidence:.2f}\t{_scope_label(b.scope)}\t"
-            f"{b.sensitivity}\t{b.proposition}"
-        )
+        _print(_recalled_line(item, names))
     return EXIT_OK
+
+
+def _recalled_line(item: Recalled | Quoted, names: dict[str, str]) -> str:
+    """One recalled row: its verdict, ref, confidence (a line has none), scope, class, words."""
+    if isinstance(item, Quoted):  # a member's own words, as said
+        t = item.turn
+        return (f"{item.verdict}\t{t.ref}\t-\t{_scope_label(t.scope)}\t{t.sensitivity}\t"
+                f'"{t.text}" ({names.get(t.speaker_id or "", "a member")}, {t.at[:10]})')
+    b = item.belief
+    return (f"{item.verdict}\t{b.ref}\t{b.confidence:.2f}\t{_scope_label(b.scope)}\t"
+            f"{b.sensitivity}\t{b.proposition}")
 
 
 async def _inspect(memory: Memory, args: argparse.Namespace) -> int:
@@ -879,8 +893,10 @@ async def _doctor(settings: Settings, db: Path) -> int:
         if embedder is None:
             report("ok", "embedder: none (keyword-only recall)")
         else:
-            vector = await asyncio.to_thread(embedder.embed, ["hello"])
-            report("ok" if vector.shape == (1, embedder.dim) else "FAIL",
+            # Both ways in: what is stored and what recall asks (e5 may embed them apart).
+            shapes = {(await asyncio.to_thread(way, ["hello"])).shape
+                      for way in (embedder.embed, embedder.embed_query)}
+            report("ok" if shapes == {(1, embedder.dim)} else "FAIL",
                    f"embedder {embedder.name}: loaded offline, {embedder.dim} dimensions")
     except Exception as exc:  # noqa: BLE001 -- any failure to load is one FAIL line
         report("FAIL", f"embedder: {type(exc).__name__}: {exc}")

@@ -1,7 +1,8 @@
 """The chat commands: one table feeding the handlers, /help and `set_my_commands`.
 
 Owns: what each command does for a member in a private chat, the owner's extra commands, the
-rule that only /help, /privacy and the owner's /household work in the household group, and the
+rule that only /help, /privacy, /why (shared memories only) and the owner's /household work
+in the household group, and the
 inline buttons behind /forget, /persona and /reminders. Must not: hold SQL or policy (every read
 goes through the memory facade), or say anything private in a group.
 """
@@ -35,7 +36,7 @@ from bot.handlers import USER_FACING
 from bot.proactive import arm
 from bot.replies import split_reply
 from bot.request import is_transient
-from memory import SHARED, Delivery, HearthError, Person
+from memory import SHARED, Delivery, HearthError, Person, Quoted, dm_chat, group_chat, scope_owner
 from soul.when import zone_of
 
 log = logging.getLogger("hearth.bot")
@@ -95,6 +96,31 @@ async def me(update: Update, context: HearthContext, message: Message, args: lis
         texts.me_line(b.proposition, b.confidence, b.status, shared=b.scope == SHARED)
         for b in found
     ]
+    await _send_long(message, "\n".join(lines))
+
+
+async def why(update: Update, context: HearthContext, message: Message,
+              args: list[str]) -> None:
+    """Which memories her last reply in this chat used, and why; in the group, the shared
+    ones only (that reply could use no other)."""
+    person, memory = context.member, context.hearth.memory
+    chat_id = group_chat(message.chat_id) if context.group else dm_chat(person)
+    found = await actions.why(memory, person, chat_id=chat_id, group=context.group)
+    if not found:
+        await message.reply_text(texts.WHY_NOTHING)
+        return
+    names = {p.person_id: p.name for p in await memory.people.list()}
+    lines = [texts.WHY_HEADER]
+    for item in found:
+        if isinstance(item, Quoted):
+            who = names.get(item.turn.speaker_id or "", "a member")
+            lines.append(texts.why_line(item.turn.text, who, texts.when(item.turn.at),
+                                        item.why))
+        else:
+            owner = scope_owner(item.belief.scope)
+            who = "the household" if owner is None else names.get(owner, "a member")
+            lines.append(texts.why_line(item.belief.proposition, who,
+                                        texts.when(item.belief.created_at), item.why))
     await _send_long(message, "\n".join(lines))
 
 
@@ -541,6 +567,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("start", "say hello", start),
     Command("help", "what I can do", help_, in_group=True),
     Command("me", "what I know about you", me),
+    Command("why", "which memories my last reply used, and why", why, in_group=True),
     Command("forget", "forget something about you, for good", forget),
     Command("grant", "let me use health or money notes for some work", grant),
     Command("revoke", "take a grant back, at once", revoke),

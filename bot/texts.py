@@ -140,6 +140,15 @@ ME_EMPTY = (
     "take a little while to turn our chats into notes."
 )
 ME_HEADER = "This is what I know about you (only you can see your private notes):"
+WHY_NOTHING = "My last reply here didn't use anything I remember."
+WHY_HEADER = "What my last reply here drew on, and why:"
+
+
+def why_line(text: str, who: str, day: str, why: str) -> str:
+    """One memory her last reply used: what it says, who said it and when, and the judge's
+    why (its verdict, how sure, and the signals that weighed most)."""
+    return f'• "{text}" ({who}, {day})\n  {why}'
+
 FORGET_USAGE = "Tell me what to forget, like: /forget my old address"
 FORGET_USAGE_OWNER = (
     "Tell me what to forget, like: /forget my old address, "

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memory import (
+    RECALL_LIMIT,
     AccessContext,
     Activity,
     Belief,
@@ -31,11 +32,14 @@ from memory import (
     Role,
     Summary,
     Turn,
+    Verdict,
     normalize,
     scope_owner,
 )
 from soul.affect import Affect, decay, elapsed_hours
-from soul.files import Soul, lore_hits
+from soul.files import FULL, Soul, lore_hits
+from soul.judge import StructuredModel
+from soul.judge import judge as judge_recall
 from soul.tokens import count_tokens
 
 # The templates. Changing any of them (or the soul's budgets and policy) changes
@@ -46,7 +50,9 @@ TEMPLATES: dict[str, str] = {
         "# Honesty rule\n"
         "Only say you remember something if it is listed under 'What you remember' or "
         "'What you know about {name}'. If it is not there, say plainly that you don't know or "
-        "weren't told. Never invent a memory, and keep what you guess apart from what you know."
+        "weren't told. What is listed under 'Possibly related' may not answer the message: if "
+        "you use it, say you are not sure. Never invent a memory, and keep what you guess "
+        "apart from what you know."
     ),
     "group_privacy": (
         "This is the household group. Speak only from what the household shares. Never "
@@ -75,6 +81,8 @@ TEMPLATES: dict[str, str] = {
     "belief_shared": "The household told you",
     "memories": "# What you remember (relevant to this message)\n{items}",
     "memories_empty": "(nothing relevant)",
+    "memories_none": "(nothing that answers it)",
+    "related": "# Possibly related (not known to answer it; say you are not sure if you use it)",
     "summary": "# The conversation so far\n{text}",
     "affect": "# Your mood in this chat\n{text}",
     "goals": "# Open goals and promises\n{items}",
@@ -88,7 +96,6 @@ ORDER = (
     "constitution", "honesty", "persona", "scenario", "examples", "lore", "situation",
     "partner", "memories", "summary", "affect", "goals",
 )
-RECALL_LIMIT = 12
 PARTNER_LIMIT = 12
 RECENT_TURNS = 24
 
@@ -112,7 +119,8 @@ class Gathered:
     intent: Intent
     present: tuple[str, ...]
     names: dict[str, str]
-    memories: tuple[Recalled | Quoted, ...]  # only what recall was sure of
+    memories: tuple[Recalled | Quoted, ...]  # what recall's judge found answers
+    related: tuple[Recalled | Quoted, ...]  # what it found related, for a capable model only
     partner: tuple[Belief, ...]
     summary: Summary | None
     goals: tuple[Goal, ...]
@@ -129,6 +137,9 @@ class Prompt:
     tokens: dict[str, int]
     belief_ids: tuple[int, ...]
     dropped: tuple[str, ...] = field(default=())
+    # The memories the prompt holds, as the turn log keeps them for a member's /why: tier, id,
+    # verdict and why (the judge's words carry numbers, never a row's or a question's words).
+    memories: tuple[tuple[str, int, str, str], ...] = field(default=())
     # Where her reply ends, when the soul's sampling asks (`stop_at_new_speaker`): a new line
     # opening the way this prompt labels a turn.
     stop: tuple[str, ...] = field(default=())
@@ -174,16 +185,24 @@ async def current_affect(memory: Memory, soul: Soul, key: str, now: datetime) ->
     return decay(stored, baseline, temper.half_life_hours, elapsed_hours(since, now))
 
 
-async def gather(memory: Memory, soul: Soul, intent: Intent) -> Gathered:
-    """Read what this reply may use, through the facade, with the chat's one context."""
+async def gather(memory: Memory, soul: Soul, intent: Intent,
+                 judge: StructuredModel | None = None) -> Gathered:
+    """Read what this reply may use, through the facade, with the chat's one context. With a
+    `judge` (a capable model), recall's candidates are judged by it once more."""
     where = "the household group" if intent.group else "their private chat"
     ctx = context_for(intent, f"reply to {intent.speaker.name} in {where}")
     people = await memory.people.list()
     names = {p.person_id: p.name for p in people}
-    # Both tiers of her memory; only what recall is sure of is told as remembered (the rest
-    # is related, not an answer, and a small model would take it for one).
-    memories = [m for m in await memory.recall.recollect(ctx, intent.text, limit=RECALL_LIMIT)
-                if m.sure and not (isinstance(m, Quoted) and m.turn.turn_id == intent.turn_id)]
+    # Both tiers of her memory, judged: what answers is told as remembered, what is related
+    # is shown apart to a model able to hold the difference, never to a small one.
+    found = [m for m in await memory.recall.recollect(ctx, intent.text, limit=RECALL_LIMIT)
+             if not (isinstance(m, Quoted) and m.turn.turn_id == intent.turn_id)]
+    if judge is not None and found:  # nothing answers or is related: nothing to ask about
+        found = await judge_recall(judge, found, question=intent.text,
+                                   asker=intent.speaker.name, names=names, now=intent.now)
+    memories = [m for m in found if m.verdict is Verdict.ANSWERS]
+    related = ([m for m in found if m.verdict is Verdict.RELATED]
+               if soul.profile == FULL else [])
     partner = await memory.beliefs.about(ctx, intent.speaker.person_id, limit=PARTNER_LIMIT)
     summary = await memory.summaries.get(ctx, intent.chat_id)
     goals = await memory.goals.open(ctx)
@@ -198,6 +217,7 @@ async def gather(memory: Memory, soul: Soul, intent: Intent) -> Gathered:
         present=present,
         names=names,
         memories=tuple(memories),
+        related=tuple(related),
         partner=tuple(partner),
         summary=summary,
         goals=tuple(goals),
@@ -208,9 +228,10 @@ async def gather(memory: Memory, soul: Soul, intent: Intent) -> Gathered:
     )
 
 
-async def assemble(memory: Memory, soul: Soul, intent: Intent) -> Prompt:
+async def assemble(memory: Memory, soul: Soul, intent: Intent,
+                   judge: StructuredModel | None = None) -> Prompt:
     """Gather through the gate, then compose within the soul's budgets."""
-    return compose(soul, await gather(memory, soul, intent))
+    return compose(soul, await gather(memory, soul, intent, judge))
 
 
 # --- composing (pure) ---------------------------------------------------------------------------
@@ -353,11 +374,10 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
     chat = "the household group" if intent.group else f"a private chat with {name}"
     lore = lore_hits(soul, intent.text)
     recalled = _unprinted([r.belief for r in state.memories if isinstance(r, Recalled)], [])
-    quoted = [q.turn for q in state.memories if isinstance(q, Quoted)]
-    # What she concluded first, then what was said: each in recall's order.
-    remembered: list[tuple[str, int | None]] = [
-        (_belief_line(b, now, state.names), b.belief_id) for b in recalled
-    ] + [(_quoted_line(t, now, state.names), None) for t in quoted]
+    # What she concluded first, then what was said: each in recall's order; then, apart, what
+    # is only related. Each entry: its line, its belief id (None: a line or a heading) and what
+    # the turn log keeps of it (None: a heading).
+    remembered = _memory_items(state, recalled, now)
     surfaces = {
         "constitution": _Surface("constitution",
                                  TEMPLATES["constitution"].format(text=soul.constitution), []),
@@ -381,8 +401,8 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
         "partner": _Surface("partner", TEMPLATES["partner"].replace("{name}", name), [],
                             placeholder=TEMPLATES["partner_empty"]),
         "memories": _Surface("memories", TEMPLATES["memories"], [
-            line for line, _ in remembered
-        ], ids=[belief_id for _, belief_id in remembered],
+            line for line, _, _ in remembered
+        ], ids=[belief_id for _, belief_id, _ in remembered],
             placeholder=TEMPLATES["memories_empty"]),
         "summary": _Surface("summary", TEMPLATES["summary"].format(
             text=_clip(state.summary.text, budgets.summary - 8)) if state.summary else "", []),
@@ -424,6 +444,7 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
         turns.pop(0)
         dropped.append("recent_turns")
 
+    _no_dangling_heading(surfaces["memories"])
     system = "\n\n".join(text for key in ORDER if (text := surfaces[key].render()))
     tokens = {key: surfaces[key].tokens() for key in ORDER}
     tokens["recent_turns"] = sum(t[1] for t in turns)
@@ -435,8 +456,48 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
         tokens=tokens,
         belief_ids=tuple(i for i in surfaces["memories"].ids if i is not None),
         dropped=tuple(dropped),
+        memories=tuple(used for _, _, used in remembered[: len(surfaces["memories"].items)]
+                       if used is not None),
         stop=_speaker_stops(soul, state),
     )
+
+
+MemoryItem = tuple[str, int | None, tuple[str, int, str, str] | None]
+
+
+def _memory_items(state: Gathered, recalled: Sequence[Belief], now: datetime) -> list[MemoryItem]:
+    """The memories surface's items: what answers (beliefs, then lines), then under their own
+    heading what is only related; a belief printed once, whichever list reaches it first."""
+    def kept(item: Recalled | Quoted) -> tuple[str, int, str, str]:
+        if isinstance(item, Recalled):
+            return ("beliefs", item.belief.belief_id, item.verdict.value, item.why)
+        return ("turns", item.turn.turn_id, item.verdict.value, item.why)
+
+    answers = {m.belief.belief_id: m for m in state.memories if isinstance(m, Recalled)}
+    out: list[MemoryItem] = [(_belief_line(b, now, state.names), b.belief_id,
+                              kept(answers[b.belief_id])) for b in recalled]
+    out += [(_quoted_line(q.turn, now, state.names), None, kept(q))
+            for q in state.memories if isinstance(q, Quoted)]
+    related_by_id = {m.belief.belief_id: m for m in state.related if isinstance(m, Recalled)}
+    related: list[MemoryItem] = [
+        (_belief_line(b, now, state.names), b.belief_id, kept(related_by_id[b.belief_id]))
+        for b in _unprinted([m.belief for m in state.related if isinstance(m, Recalled)],
+                            recalled)]
+    related += [(_quoted_line(q.turn, now, state.names), None, kept(q))
+                for q in state.related if isinstance(q, Quoted)]
+    if related:
+        if not out:
+            out.append((TEMPLATES["memories_none"], None, None))
+        out.append((TEMPLATES["related"], None, None))
+        out += related
+    return out
+
+
+def _no_dangling_heading(surface: _Surface) -> None:
+    """A heading whose items were all dropped goes too, and a lone "nothing that answers it"."""
+    while surface.items and surface.items[-1] in (TEMPLATES["related"],
+                                                  TEMPLATES["memories_none"]):
+        surface.drop_last()
 
 
 def _speaker_stops(soul: Soul, state: Gathered) -> tuple[str, ...]:

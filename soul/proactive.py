@@ -282,6 +282,7 @@ class Lane:
             present=tuple(sorted(names.values())) if group else (person.name,),
             names=names,
             memories=tuple(memories),
+            related=(),
             partner=tuple(partner),
             summary=summary,
             goals=(),

@@ -23,6 +23,7 @@ from soul.affect import apply_event, appraise
 from soul.assembler import Intent, Prompt, affect_key, assemble, current_affect
 from soul.files import Soul
 from soul.goals import promised_goals, requested_goals
+from soul.judge import wanted
 from soul.reminders import Desk
 
 log = logging.getLogger("hearth.turn")
@@ -105,7 +106,8 @@ async def respond(
         for goal in requested_goals(text):
             await memory.goals.add(speaker.person_id, goal, scope=scope, provenance="requested",
                                   source_turn_id=user_turn)
-    prompt = await assemble(memory, soul, intent)
+    prompt = await assemble(memory, soul, intent,
+                            judge=model if wanted(soul, model) else None)  # type: ignore[arg-type]
     fallback = False
     try:
         if prompt.stop:  # only a profile that asks for stops passes any
@@ -136,6 +138,7 @@ async def respond(
     reply_turn = await memory.transcript.record_reply(
         chat_id=chat_id, scope=scope, text=answer, template_version=prompt.template_version,
         tokens=prompt.tokens, belief_ids=prompt.belief_ids, delivery=delivery,
+        memories=prompt.memories,
     )
     for goal in promised_goals(answer):
         if kept and goal.casefold().startswith("remind you"):

@@ -156,7 +156,7 @@ def bot_environment(
     db: Path,
     model_url: str,
     home: Path,
-    embedder: str = "none",
+    embedder: str = "e5",
     extra: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """The bot's environment: the parent's minus anything hearth, Telegram or OpenAI related
@@ -334,7 +334,7 @@ class Launcher:
     def log_path(self) -> Path:
         return self.tmp / "bot.log"
 
-    def process(self, *, embedder: str = "none",
+    def process(self, *, embedder: str = "e5",
                 extra: dict[str, str] | None = None) -> BotProcess:
         self.db.parent.mkdir(parents=True, exist_ok=True)
         env = bot_environment(
@@ -352,7 +352,7 @@ class Launcher:
         self.processes.append(bot)
         return bot
 
-    async def start(self, *, embedder: str = "none",
+    async def start(self, *, embedder: str = "e5",
                     extra: dict[str, str] | None = None) -> BotProcess:
         """A running bot, ready for updates."""
         bot = self.process(embedder=embedder, extra=extra)

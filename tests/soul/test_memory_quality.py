@@ -1,10 +1,11 @@
 """Memory quality floors: the probe set of `bench.memory_quality`, run in-process.
 
-The same household, probes and scripted model as `python -m bench.memory_quality`, with the real
-MiniLM embedder. The floors sit below what the current recall measured (all-MiniLM-L6-v2,
-2026-11, relevance threshold 0.38: recall accuracy 0.844, 27 of 32; false memory rate 0.312,
-10 of 32; topical false memory rate 0.125, 4 of 32), so a change that makes memory clearly
-worse fails here; a better number is a reason to raise them.
+The same household, probes and scripted model as `python -m bench.memory_quality`, with the
+default embedder (multilingual-e5-small). The scripted model answers only from what the prompt
+tells as remembered, never from what is shown as possibly related, so these floors measure
+what the judge tells. They sit below what the judge measured (recall accuracy 0.344, 11 of 32;
+false memory 0.0; topical false memory 0.0), so a change that makes memory clearly worse fails
+here; a better number is a reason to raise them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 
 from bench.memory_quality import DONT_KNOW, Report, ScriptedModel, run_probes
 from bench.probes import ABSENT, PRESENT
-from memory import Memory, MiniLMEmbedder, Person
+from memory import E5Embedder, Memory, Person
 from soul.files import Soul, load_soul
 from soul.turn import chat_id_for, respond
 from tests.helpers import HashEmbedder
@@ -33,11 +34,11 @@ def soul() -> Soul:
 
 @pytest.fixture(scope="module")
 def report(
-    minilm: MiniLMEmbedder, soul: Soul, tmp_path_factory: pytest.TempPathFactory
+    e5: E5Embedder, soul: Soul, tmp_path_factory: pytest.TempPathFactory
 ) -> Report:
-    """Every probe, told and asked once for the module (about ten seconds with MiniLM)."""
+    """Every probe, told and asked once for the module (about ten seconds)."""
     folder = tmp_path_factory.mktemp("quality")
-    return asyncio.run(run_probes(minilm, folder, soul=soul))
+    return asyncio.run(run_probes(e5, folder, soul=soul))
 
 
 @pytest.fixture
@@ -81,22 +82,24 @@ async def test_the_scripted_model_answers_only_from_what_she_remembers(
 
 
 @pytest.mark.slow
-def test_she_recalls_at_least_three_in_four_told_facts(report: Report) -> None:
+def test_she_tells_at_least_a_quarter_of_told_facts_when_asked_in_other_words(
+    report: Report,
+) -> None:
     failing = [o.probe.question for o in report.present if not o.correct]
-    assert report.recall_accuracy >= 0.75, (
-        f"recall accuracy {report.recall_accuracy:.3f} is below the floor 0.75 "
-        f"(measured 0.781 with MiniLM when the floor was set); failing: {failing}"
+    assert report.recall_accuracy >= 0.25, (
+        f"recall accuracy {report.recall_accuracy:.3f} is below the floor 0.25 "
+        f"(measured 0.344 when the floor was set); failing: {failing}"
     )
 
 
 @pytest.mark.slow
-def test_she_answers_at_most_three_in_five_questions_about_things_never_told(
+def test_she_answers_at_most_one_in_ten_questions_about_things_never_told(
     report: Report,
 ) -> None:
     answered = [(o.probe.question, o.reply) for o in report.absent if o.false_memory]
-    assert report.false_memory_rate <= 0.40, (
-        f"false memory rate {report.false_memory_rate:.3f} is above the ceiling 0.40 "
-        f"(measured 0.312 with MiniLM when the ceiling was set); answered: {answered}"
+    assert report.false_memory_rate <= 0.10, (
+        f"false memory rate {report.false_memory_rate:.3f} is above the ceiling 0.10 "
+        f"(measured 0.0 when the ceiling was set); answered: {answered}"
     )
 
 
@@ -105,7 +108,7 @@ def test_she_rarely_recalls_a_belief_that_could_pass_for_an_untold_answer(
     report: Report,
 ) -> None:
     topical = [(o.probe.question, o.recalled) for o in report.absent if o.topical]
-    assert report.topical_false_memory_rate <= 0.25, (
+    assert report.topical_false_memory_rate <= 0.10, (
         f"topical false memory rate {report.topical_false_memory_rate:.3f} is above the "
-        f"ceiling 0.25 (measured 0.125 with MiniLM when the ceiling was set); {topical}"
+        f"ceiling 0.10 (measured 0.0 when the ceiling was set); {topical}"
     )

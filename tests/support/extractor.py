@@ -89,3 +89,25 @@ def is_consolidation(messages: list[dict[str, Any]]) -> bool:
 
 def is_compaction(messages: list[dict[str, Any]]) -> bool:
     return bool(messages) and "running summary" in str(messages[0].get("content", ""))
+
+
+def is_judging(messages: list[dict[str, Any]]) -> bool:
+    return bool(messages) and "which of her memories answer" in str(
+        messages[0].get("content", ""))
+
+
+_JUDGED = re.compile(r'^(m\d+): .*?: "(.*)"$', re.MULTILINE)
+
+
+def verdicts_for(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """Recall's model judge, by rule: a memory answers when it shares two words of four
+    letters or more with the member's message, is related with one, and is unrelated else."""
+    shown = str(messages[-1].get("content", ""))
+    message, _, listing = shown.partition("\n\nMemories:\n")
+    asked = {w.casefold() for w in re.findall(r"\w{4,}", message)}
+    out = []
+    for ref, text in _JUDGED.findall(listing):
+        shared = asked & {w.casefold() for w in re.findall(r"\w{4,}", text)}
+        verdict = "answers" if len(shared) >= 2 else "related" if shared else "unrelated"
+        out.append({"ref": ref, "verdict": verdict})
+    return {"verdicts": out}

@@ -71,19 +71,24 @@ def echo_responder(request: dict[str, Any]) -> ResponsePlan:
 
 
 def household_responder(request: dict[str, Any]) -> ResponsePlan:
-    """A household's model: consolidation and compaction answered by rule (see `extractor`),
-    a conversation answered with a short line that quotes the member's message."""
+    """A household's model: consolidation, compaction and recall's judging answered by rule
+    (see `extractor`), a conversation answered with a short line that quotes the member's
+    message."""
     # Imported here: this file also runs as a script, outside the package.
     from tests.support.extractor import (  # noqa: PLC0415
         extraction_for,
         is_compaction,
         is_consolidation,
+        is_judging,
         summary_for,
+        verdicts_for,
     )
 
     messages = request.get("messages", [])
     if is_consolidation(messages):
         return ResponsePlan(reply=extraction_for(messages))
+    if is_judging(messages):
+        return ResponsePlan(reply=verdicts_for(messages))
     if is_compaction(messages):
         return ResponsePlan(reply=summary_for(messages))
     last = str(messages[-1].get("content", "")) if messages else ""

@@ -19,7 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support.extractor import extraction_for, is_compaction, is_consolidation, summary_for
+from tests.support.extractor import (
+    extraction_for,
+    is_compaction,
+    is_consolidation,
+    is_judging,
+    summary_for,
+    verdicts_for,
+)
 from tests.support.model_server import ResponsePlan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,15 +37,15 @@ ROOT = Path(__file__).resolve().parents[2]
 NO_BACKGROUND = {"HEARTH_TICK_SECONDS": "3600", "HEARTH_DREAM_CRON": "0 3 31 2 *"}
 
 # The prompt surfaces that hold what she remembers or was told, as opposed to who she is.
-_RECALLED = ("# What you know about", "# What you remember", "# The conversation so far",
-             "# Open goals")
+_RECALLED = ("# What you know about", "# What you remember", "# Possibly related",
+             "# The conversation so far", "# Open goals")
 REPLY_LIMIT = 3500  # one Telegram message
 
 
 def hearth_env(db: Path, *, model_url: str | None = None, home: Path | None = None,
                **extra: str) -> dict[str, str]:
     """The environment of a `hearth` process of its own: none of the developer's settings, the
-    database given, keyword-only recall, no background work of its own."""
+    database given, the default embedder, no background work of its own."""
     keep = {
         k: v for k, v in os.environ.items()
         if not k.startswith(("HEARTH_", "TELEGRAM_", "OPENAI_"))
@@ -50,7 +57,7 @@ def hearth_env(db: Path, *, model_url: str | None = None, home: Path | None = No
         "PYTHONUNBUFFERED": "1",
         "HF_HUB_OFFLINE": "1",
         "HEARTH_DB": str(db),
-        "HEARTH_EMBEDDER": "none",
+        "HEARTH_EMBEDDER": "e5",
         "OPENAI_API_KEY": "test",
         "HEARTH_MODEL": "test-model",
         **NO_BACKGROUND,
@@ -134,6 +141,9 @@ def candid_responder(request: dict[str, Any]) -> ResponsePlan:
         return ResponsePlan(reply=extraction_for(messages))
     if is_compaction(messages):
         return ResponsePlan(reply=summary_for(messages))
+    if is_judging(messages):  # no discretion: whatever she was shown, it says, answers
+        verdicts = verdicts_for(messages)["verdicts"]
+        return ResponsePlan(reply={"verdicts": [{**v, "verdict": "answers"} for v in verdicts]})
     return ResponsePlan(reply=candid_reply(messages)[:REPLY_LIMIT])
 
 

@@ -1,0 +1,126 @@
+"""The model judges what she recalled, when it can: one structured call per turn.
+
+With a capable model configured (the soul's full profile), the candidates recall judged for a
+reply are shown to the model once more, each under an opaque ref made for this call alone
+(`m1`, `m2`, ...), with who said it and when; the model answers a JSON verdict per ref
+(`answers`, `related` or `unrelated`). Only what recall handed back is sent: it came through
+the gate for this reader, so nothing outside their visible set can be. A timeout, a model
+error, or an answer that does not fit the schema leaves the signal judge's verdicts as they
+were. The embedded model's profile never uses it (`wanted`).
+
+Owns: the judging prompt, its schema, and applying the model's verdicts. Must not: read
+memory, or send anything recall did not hand back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from memory import HearthError, Quoted, Recalled, Verdict, scope_owner
+from soul.files import FULL, Soul
+from soul.model import Gateway
+
+log = logging.getLogger("hearth.judge")
+
+TIMEOUT_S = 8.0  # a member waits for this at most before the signal judge's verdicts stand
+MAX_TEXT = 400  # characters of one memory shown to the judge
+
+INSTRUCTIONS = """\
+You help a household companion decide which of her memories answer a member's message.
+For each memory, answer one verdict:
+- "answers": it states what the message asks for (or exactly what it is about), for the \
+person the message is about;
+- "related": same topic, but it does not answer (another person, another thing, another \
+time, or only part of it);
+- "unrelated": it has nothing to do with the message.
+Mind who said each memory and about whom: "my" in the message is its speaker's. A newer \
+memory on the same thing replaces an older one. Answer with JSON only: one verdict per ref."""
+
+
+class _Verdict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ref: str
+    verdict: Literal["answers", "related", "unrelated"]
+
+
+class Judged(BaseModel):
+    """What the model answers: one verdict per memory it was shown."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verdicts: list[_Verdict]
+
+
+class StructuredModel(Protocol):
+    async def extract(self, messages: list[dict[str, str]], schema: type[Judged], *,
+                      max_tokens: int = ..., temperature: float = ...) -> Judged: ...
+
+
+Item = Recalled | Quoted
+
+
+def wanted(soul: Soul, model: object) -> bool:
+    """Whether this soul and model judge with the model: the full profile, over the gateway
+    to a configured model (the embedded small model's profile never does)."""
+    return soul.profile == FULL and isinstance(model, Gateway)
+
+
+def _shown(ref: str, item: Item, names: Mapping[str, str], now: datetime) -> str:
+    if isinstance(item, Recalled):
+        owner = scope_owner(item.belief.scope)
+        who = "the household" if owner is None else names.get(owner, "a member")
+        text, when = item.belief.proposition, item.belief.created_at
+        said = f"{who} told her"
+    else:
+        who = names.get(item.turn.speaker_id or "", "a member")
+        text, when = item.turn.text, item.turn.at
+        said = f"{who} said"
+    day = datetime.fromisoformat(when)
+    ago = max(0, (now - day).days)
+    text = " ".join(text.split())[:MAX_TEXT]
+    return f'{ref}: on {day:%d %B %Y} ({ago} days ago) {said}: "{text}"'
+
+
+async def judge(model: StructuredModel, items: Sequence[Item], *, question: str, asker: str,
+                names: Mapping[str, str], now: datetime,
+                timeout_s: float = TIMEOUT_S) -> list[Item]:
+    """The items with the model's verdicts (and a why saying so), answers first; the items as
+    they were when the model cannot judge them."""
+    if not items:
+        return list(items)
+    refs = {f"m{i}": item for i, item in enumerate(items, start=1)}
+    listing = "\n".join(_shown(ref, item, names, now) for ref, item in refs.items())
+    messages = [
+        {"role": "system", "content": INSTRUCTIONS},
+        {"role": "user", "content": f"{asker}'s message: {' '.join(question.split())}\n\n"
+                                    f"Memories:\n{listing}"},
+    ]
+    try:
+        answer = await asyncio.wait_for(
+            model.extract(messages, Judged, max_tokens=40 + 20 * len(refs), temperature=0.0),
+            timeout_s)
+    except (TimeoutError, HearthError) as exc:
+        log.warning("the model could not judge recall (%s); the signal judge stands",
+                    type(exc).__name__)
+        return list(items)
+    except Exception:  # a judge that fails in any other way must not cost the member a reply
+        log.exception("the model judge failed; the signal judge stands")
+        return list(items)
+    given = {v.ref: Verdict(v.verdict) for v in answer.verdicts if v.ref in refs}
+    if len(given) != len(refs):
+        log.warning("the model judged %d of %d memories; the signal judge stands",
+                    len(given), len(refs))
+        return list(items)
+    judged = [refs[ref].model_copy(update={
+        "verdict": verdict,
+        "why": f"{verdict.value}, as the model judged it (the signals said {refs[ref].why})",
+    }) for ref, verdict in given.items()]
+    order = {Verdict.ANSWERS: 0, Verdict.RELATED: 1, Verdict.UNRELATED: 2}
+    return sorted(judged, key=lambda item: order[item.verdict])

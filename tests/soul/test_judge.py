@@ -1,0 +1,144 @@
+"""The model judges what she recalled, when it can: through the real gateway, over only what the
+reader may see, and the signal judge's verdicts stand whenever it cannot answer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from memory import Memory, Quoted, Role, Verdict, dm_chat, private_scope
+from soul.assembler import Intent, context_for, gather
+from soul.files import FULL, SMALL, load_soul
+from soul.judge import Judged, judge, wanted
+from soul.model import Gateway, ModelConfig
+from tests.helpers import HashEmbedder, TestClock
+
+NOW = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
+
+
+def answering(verdict: str, seen: list[str]) -> httpx.MockTransport:
+    """A model that judges every memory it is shown `verdict`, keeping what it was sent."""
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        text = "\n".join(m["content"] for m in body["messages"])
+        seen.append(text)
+        refs = re.findall(r"^(m\d+): ", text, flags=re.MULTILINE)
+        answer = {"verdicts": [{"ref": r, "verdict": verdict} for r in refs]}
+        return httpx.Response(200, json={
+            "id": "1", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": json.dumps(answer)}}]})
+    return httpx.MockTransport(handler)
+
+
+def gateway(transport: httpx.MockTransport) -> Gateway:
+    config = ModelConfig(base_url="http://model.test/v1", api_key="k", model="m", timeout_s=2.0,
+                         attempts=1)
+    return Gateway(config, http_client=httpx.AsyncClient(transport=transport))
+
+
+async def household(tmp_path: Path) -> tuple[Memory, Any, Any]:
+    clock = TestClock(NOW)
+    memory = await Memory.open(tmp_path / "h.db", embedder=HashEmbedder(), create=True,
+                               clock=clock)
+    bob = await memory.people.add("Bob", telegram_id=2, owner=True)
+    alice = await memory.people.add("Alice", telegram_id=3)
+    for person, text in ((alice, "My passport expires in November, passport office booked"),
+                         (bob, "My passport expires in August, passport renewal form")):
+        await memory.transcript.append(chat_id=dm_chat(person), speaker_id=person.person_id,
+                                       role=Role.USER, scope=private_scope(person.person_id),
+                                       text=text)
+    return memory, bob, alice
+
+
+def intent(person: Any, text: str) -> Intent:
+    return Intent(speaker=person, chat_id=dm_chat(person), group=False, text=text, now=NOW)
+
+
+async def test_the_model_judge_is_sent_only_what_the_reader_may_see_and_its_verdicts_apply(
+    tmp_path: Path,
+) -> None:
+    memory, bob, _ = await household(tmp_path)
+    seen: list[str] = []
+    soul = load_soul(None, profile=FULL)
+    try:
+        async with gateway(answering("answers", seen)) as model:
+            state = await gather(memory, soul, intent(bob, "When does my passport expire?"),
+                                 judge=model)
+    finally:
+        await memory.close()
+    assert len(seen) == 1  # one structured call per turn
+    assert "August" in seen[0]
+    assert "November" not in seen[0]  # Alice's private line is never shown to the model
+    told = [m for m in state.memories if isinstance(m, Quoted)]
+    assert [m.turn.text for m in told] == ["My passport expires in August, passport renewal form"]
+    assert all(m.verdict is Verdict.ANSWERS and "as the model judged it" in m.why for m in told)
+
+
+async def test_an_answer_that_does_not_fit_the_schema_leaves_the_signal_judges_verdicts(
+    tmp_path: Path,
+) -> None:
+    memory, bob, _ = await household(tmp_path)
+    soul = load_soul(None, profile=FULL)
+
+    def nonsense(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={
+            "id": "1", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "I think m1 answers"}}]})
+
+    question = "When does my passport expire?"
+    try:
+        ctx_items = await memory.recall.recollect(
+            context_for(
+                intent(bob, question), "a test"), question)
+        async with gateway(httpx.MockTransport(nonsense)) as model:
+            state = await gather(memory, soul, intent(bob, question), judge=model)
+    finally:
+        await memory.close()
+    signal = [(type(m), m.verdict) for m in ctx_items if m.verdict is Verdict.ANSWERS]
+    assert [(type(m), m.verdict) for m in state.memories] == signal
+    assert all("as the model judged it" not in m.why for m in state.memories)
+
+
+class Slow:
+    """A model that takes longer than a member may wait."""
+
+    async def extract(self, messages: list[dict[str, str]], schema: type[Judged], *,
+                      max_tokens: int = 0, temperature: float = 0.0) -> Judged:
+        await asyncio.sleep(5)
+        raise AssertionError("not reached")
+
+
+async def test_a_model_too_slow_to_judge_leaves_the_items_as_they_were(tmp_path: Path) -> None:
+    memory, bob, _ = await household(tmp_path)
+    try:
+        items = await memory.recall.recollect(
+            context_for(
+                intent(bob, "passport"), "a test"), "When does my passport expire?",
+            unrelated=True)
+    finally:
+        await memory.close()
+    assert items
+    kept = await judge(Slow(), items, question="When does my passport expire?", asker="Bob",
+                       names={}, now=NOW, timeout_s=0.05)
+    assert kept == items
+
+
+@pytest.mark.parametrize(("profile", "gateway_model", "expected"), [
+    (FULL, True, True),
+    (FULL, False, False),  # anything but the gateway to a configured model
+    (SMALL, True, False),  # the embedded model's profile never judges
+])
+async def test_only_the_full_profile_over_the_gateway_judges(profile: str, gateway_model: bool,
+                                                              expected: bool) -> None:
+    async with gateway(answering("answers", [])) as model:
+        assert wanted(load_soul(None, profile=profile),
+                      model if gateway_model else Slow()) is expected

@@ -97,6 +97,7 @@ bench: $(STAMP) $(EMULATOR)/node_modules/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m bench.assemble
 	HF_HUB_OFFLINE=1 $(PY) -m bench.memory_quality
 	HF_HUB_OFFLINE=1 $(PY) -m bench.household_memory --baseline bm25
+	HF_HUB_OFFLINE=1 $(PY) -m bench.recall_quality
 	HF_HUB_OFFLINE=1 $(PY) -m bench.turns --members 1 3 5
 
 clean:

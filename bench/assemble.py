@@ -143,7 +143,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--messages", type=int, default=200)
-    parser.add_argument("--embedder", default="minilm", choices=["minilm", "none"])
+    parser.add_argument("--embedder", default="e5", choices=["e5", "minilm", "none"])
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     results = asyncio.run(run(sizes, args.messages, args.embedder))

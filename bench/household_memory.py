@@ -627,7 +627,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--embedder", default="minilm", choices=["minilm", "none"])
+    parser.add_argument("--embedder", default="e5", choices=["e5", "minilm", "none"])
     parser.add_argument("--baseline", default="bm25", choices=["bm25", "none"],
                         help="rank the same visible lines with plain BM25 too (default)")
     parser.add_argument("--bm25-corpus", default="lines", choices=["lines", "facts"],

@@ -286,7 +286,7 @@ async def run(embedder_name: str, household: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--embedder", default="minilm", choices=["minilm", "none"])
+    parser.add_argument("--embedder", default="e5", choices=["e5", "minilm", "none"])
     parser.add_argument("--no-household", action="store_true",
                         help="the probes only, without the household benchmark")
     args = parser.parse_args()

@@ -206,7 +206,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=300)
-    parser.add_argument("--embedder", default="minilm", choices=["minilm", "none"])
+    parser.add_argument("--embedder", default="e5", choices=["e5", "minilm", "none"])
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     embedder = make_embedder(args.embedder)  # loaded once, for the sizes and the last table

@@ -351,7 +351,7 @@ def main() -> None:
     parser.add_argument("--profile", default="both", choices=[*PROFILES, "both"])
     parser.add_argument("--base-url", default=None,
                         help="a running server of the bundled model (default: start one)")
-    parser.add_argument("--embedder", default="minilm", choices=["minilm", "none"])
+    parser.add_argument("--embedder", default="e5", choices=["e5", "minilm", "none"])
     parser.add_argument("--quiet", action="store_true", help="the figures only, no replies")
     parser.add_argument("--save", metavar="FILE",
                         help="append every exchange (and its prompt) to FILE as JSON lines")

@@ -248,7 +248,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--members", type=int, nargs="+", default=[3])
     parser.add_argument("--turns", type=int, default=40, help="turns per member")
-    parser.add_argument("--embedder", default="minilm", choices=["minilm", "none"])
+    parser.add_argument("--embedder", default="e5", choices=["e5", "minilm", "none"])
     args = parser.parse_args()
     results = []
     for members in args.members:

@@ -313,6 +313,28 @@ class Read:
             found.ids.append(ids[:cap])
         return found
 
+    async def replacements(self, tier: str, ids: Sequence[int]) -> list[tuple[int, int]]:
+        """The marks (old id, new id) of `tier` ("beliefs" or "turns") naming any of these
+        rows, where both rows are ones this reader may see and this work may use: a mark and
+        its two rows share one scope, so the wall is the mark's, and the lens is asked of each
+        row's sensitivity."""
+        if not ids:
+            return []
+        key = {"beliefs": "belief_id", "turns": "turn_id"}[tier]
+        rule = self.wall("r.scope")
+        marks = ", ".join("?" for _ in ids)
+        pick = (f"SELECT r.old_id, r.new_id, r.scope, o.sensitivity AS old_class,"
+                f" n.sensitivity AS new_class FROM replacements r"
+                f" JOIN {tier} o ON o.{key} = r.old_id JOIN {tier} n ON n.{key} = r.new_id"
+                f" WHERE r.tier = ? AND {rule.sql} AND r.{{side}} IN ({marks})")
+        rows = await self.tx.fetchall(
+            pick.format(side="old_id") + " UNION " + pick.format(side="new_id"),
+            (tier, *rule.params, *ids, tier, *rule.params, *ids))
+        grants = await self.grants()
+        return [(int(r["old_id"]), int(r["new_id"])) for r in rows
+                if all(may_use(self.ctx, str(r["scope"]), Sensitivity(r[side]), grants, self.now)
+                       for side in ("old_class", "new_class"))]
+
     async def reply_memories(self, chat_id: str) -> list[tuple[str, int, str, str]]:
         """What her last reply in a chat this reader sees was given from memory, as its turn
         log keeps it: (tier, id, verdict, why) each, ids the reader must still read through

@@ -162,8 +162,9 @@ class RecallBook:
                 top, background, vocabulary = await self._candidates(
                     read, asked, embedding, when=when, now=now, lines=lines)
                 signals = measure(top, asked, background, vocabulary, now)
-                handed = pick([(c, judge.judge(s), s)
+                handed = pick([(c, judge.judge(s, why=False), s)
                                for c, s in zip(top, signals, strict=True)])
+                handed = [(c, judge.explained(j, s), s) for c, j, s in handed]
                 self._receipt(read, handed, method)
         finally:  # a read that failed leaves no embedding behind, running or unawaited
             if embedding is not None and not embedding.done():
@@ -182,19 +183,27 @@ class RecallBook:
         keywords = {tier: await read.keyword(tier, [t.fts() for t in asked.terms],
                                              cand.TERM_CAP)
                     for tier in tiers}
-        similar = None if embedding is None else await embedding
+        # The keyword candidates are read while the question's meaning is still embedding;
+        # the nearest rows the keywords did not find, once it is done.
         weights: dict[str, list[float]] = {}
         found: list[Candidate] = []
+        loaded: set[tuple[str, int]] = set()
+
+        async def load(tier: str, ids: list[int]) -> None:
+            ids = sorted(i for i in set(ids) if (tier, i) not in loaded)
+            loaded.update((tier, i) for i in ids)
+            if tier == "beliefs":
+                found.extend(await cand.beliefs(read, ids, when, now))
+            else:
+                found.extend(await cand.lines(read, ids, when))
+
         for tier, keyword in keywords.items():
             weights[tier] = [cand.idf(keyword.documents, df) for df in keyword.frequencies]
-            ids = cand.best_by_weight(keyword.ids, weights[tier])
-            nearest = {} if similar is None else (
-                similar.beliefs if tier == "beliefs" else similar.lines)
-            ids = sorted(set(ids) | set(nearest))
-            if tier == "beliefs":
-                found += await cand.beliefs(read, ids, when, now)
-            else:
-                found += await cand.lines(read, ids, when)
+            await load(tier, cand.best_by_weight(keyword.ids, weights[tier]))
+        similar = None if embedding is None else await embedding
+        if similar is not None:
+            for tier in keywords:
+                await load(tier, list(similar.beliefs if tier == "beliefs" else similar.lines))
         self._measure(found, asked, similar, weights)
         vocabulary = cand.vocabulary(asked, [k.frequencies for k in keywords.values()], found)
         ranked = cand.fuse(found, now)

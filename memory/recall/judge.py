@@ -145,11 +145,20 @@ class SignalJudge:
         z = self.weights.intercept + sum(c for _, _, c in self.contributions(signals))
         return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
-    def judge(self, signals: Sequence[float]) -> Judgement:
+    def judge(self, signals: Sequence[float], *, why: bool = True) -> Judgement:
+        """The verdict; its why in words too unless `why` is False (a candidate that will not
+        be handed back needs none)."""
         p = self.chance(signals)
         verdict = (Verdict.ANSWERS if p >= self.weights.answers
                    else Verdict.RELATED if p >= self.weights.related else Verdict.UNRELATED)
-        return Judgement(verdict, round(p, 4), self.why(signals, verdict, p))
+        return Judgement(verdict, round(p, 4), self.why(signals, verdict, p) if why else "")
+
+    def explained(self, judgement: Judgement, signals: Sequence[float]) -> Judgement:
+        """The judgement with its why in words."""
+        if judgement.why:
+            return judgement
+        return Judgement(judgement.verdict, judgement.chance,
+                         self.why(signals, judgement.verdict, judgement.chance))
 
     def why(self, signals: Sequence[float], verdict: Verdict, p: float) -> str:
         """The verdict and the signals that weighed most toward it, then the strongest

@@ -12,12 +12,19 @@ from __future__ import annotations
 
 import re
 
-from memory.terms import STOPWORDS, stems, words
+from memory.terms import STOPWORDS, stems, text_cache, words
 
 _WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?", re.UNICODE)
 # A name with a possessive ending is still the name: "Jonas's", "Anna's", "Annas" (German
 # genitive), "Jonas'". Only endings, never a list of words.
 _POSSESSIVE = re.compile(r"(?:['\u2019]s?|s)$")
+
+
+@text_cache(maxsize=50_000)
+def _distinct_words(text: str) -> tuple[str, ...]:
+    """A text's distinct words, as a name would be read from them (recall meets the same rows
+    again and again)."""
+    return tuple(dict.fromkeys(_WORD.findall(text)))
 
 
 class Roster:
@@ -46,7 +53,7 @@ class Roster:
 
     def named(self, text: str) -> frozenset[str]:
         """The members a text names."""
-        return frozenset(m for w in _WORD.findall(text) if (m := self.member(w)) is not None)
+        return frozenset(m for w in _distinct_words(text) if (m := self.member(w)) is not None)
 
     def name_stems(self, *people: str | None) -> tuple[frozenset[str], ...]:
         """The stems of these members' names, as a document's words (`memory.terms`)."""

@@ -25,28 +25,14 @@ TIERS = {"beliefs": "belief_id", "turns": "turn_id"}
 
 async def load_replacements(read: Read, found: Sequence[Candidate]) -> None:
     """Set each candidate's `newer` and `older`: the marks naming it whose other row this
-    reader may see and this work may use."""
-    for tier, key in TIERS.items():
+    reader may see and this work may use (`Read.replacements`)."""
+    for tier in TIERS:
         ids = [c.key[1] for c in found if c.key[0] == tier]
-        if not ids:
-            continue
-        marks = ", ".join("?" for _ in ids)
-        rows = await read.select(
-            "replacements", f"tier = ? AND (old_id IN ({marks}) OR new_id IN ({marks}))",
-            (tier, *ids, *ids), columns="old_id, new_id")
-        if not rows:
-            continue
-        other = sorted({int(r[k]) for r in rows for k in ("old_id", "new_id")})
-        others = ", ".join("?" for _ in other)
-        usable = {int(r[key]) for r in await read.usable(await read.select(
-            tier, f"{key} IN ({others})", other, columns=f"{key}, scope, sensitivity"))}
         newer: dict[int, set[int]] = {}
         older: dict[int, set[int]] = {}
-        for r in rows:
-            old, new = int(r["old_id"]), int(r["new_id"])
-            if old in usable and new in usable:
-                newer.setdefault(old, set()).add(new)
-                older.setdefault(new, set()).add(old)
+        for old, new in await read.replacements(tier, ids):
+            newer.setdefault(old, set()).add(new)
+            older.setdefault(new, set()).add(old)
         for c in found:
             if c.key[0] == tier:
                 c.newer = frozenset(newer.get(c.key[1], ()))

@@ -86,21 +86,25 @@ def measure(candidates: Sequence[Candidate], asked: Asked, background: Backgroun
     Without an embedder (`background` None) the meaning signals are 0."""
     leads = [0.0 if background is None else background.lead(c.semantic) for c in candidates]
     sims = [c.semantic for c in candidates]
+    # The best other candidate (of other words) by similarity and by lead, for each: found by
+    # walking each ranking from its top, which stops after a step or two.
+    by_sim = sorted((i for i, v in enumerate(sims) if v is not None),
+                    key=lambda i: -(sims[i] or 0.0))
+    by_lead = sorted(range(len(candidates)), key=lambda i: -leads[i])
     semantic_rank = _ranks([c.semantic for c in candidates])
     keyword_rank = _ranks([c.keyword for c in candidates])
     deviation = 1.0 if background is None else background.deviation
     named = asked.named
     out: list[tuple[float, ...]] = []
     for i, c in enumerate(candidates):
-        others = [s for j, s in enumerate(sims)
-                  if j != i and s is not None and candidates[j].norm != c.norm]
-        best_other = max(others) if others else None
+        other = next((j for j in by_sim if j != i and candidates[j].norm != c.norm), None)
+        best_other = None if other is None else sims[other]
         gap = 0.0
         if background is not None and c.semantic is not None:
             gap = (c.semantic - (best_other if best_other is not None else background.mean))
             gap = max(-6.0, min(6.0, gap / deviation))
-        runner_up = max((lead for j, lead in enumerate(leads)
-                         if j != i and candidates[j].norm != c.norm), default=0.0)
+        rival = next((j for j in by_lead if j != i and candidates[j].norm != c.norm), None)
+        runner_up = 0.0 if rival is None else leads[rival]
         people = {p for p in (c.speaker, c.subject) if p} | asked.roster.named(c.text)
         about_other = (c.subject is not None and c.subject != asked.asker
                        and c.subject not in named)

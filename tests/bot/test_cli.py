@@ -85,6 +85,21 @@ def test_a_fact_told_privately_is_recalled_by_its_teller_only(household: Shell) 
         assert code == 0 and out.strip() == "nothing recalled"
 
 
+def test_recall_explain_shows_every_candidate_with_its_verdict_why_and_signals(
+    household: Shell,
+) -> None:
+    household("remember", "--as", "Bob", "Bob's allotment is plot 14")
+    household("remember", "--as", "Bob", "Bob's bike is green")
+    code, out, _ = household("recall", "--as", "Bob", "--explain", "allotment plot")
+    assert code == 0
+    first, why, signals = out.splitlines()[:3]
+    assert first.startswith("1. ") and "Bob's allotment is plot 14" in first
+    assert why.strip().startswith(("answers (", "related ("))
+    assert "lead=" in signals and "coverage=" in signals
+    code, out, _ = household("recall", "--as", "Alice", "--explain", "allotment plot")
+    assert code == 0 and "allotment" not in out  # another member's note, never weighed
+
+
 def test_a_health_fact_needs_a_grant_for_proactive_work_and_revoke_closes_it(
     household: Shell,
 ) -> None:

@@ -1015,3 +1015,24 @@ def test_split_handles_any_long_text_within_the_telegram_limit(base: str) -> Non
     chunks = split_reply(text)
     assert all(len(c) <= TELEGRAM_LIMIT for c in chunks)
     assert _squeezed("".join(chunks)) == _squeezed(text)
+
+
+async def test_why_shows_what_her_last_reply_drew_on_and_never_another_members_private_note(
+    bot: Bot,
+) -> None:
+    await enable_group(bot)
+    await bot.remember(BOB, "Bob is allergic to cats")
+    await bot.remember(OWNER, "The family dog is called Biscuit", shared=True)
+    await bot.say(BOB, "Bob is allergic to cats", name="Bob")
+    await bot.say(BOB, "/why", name="Bob")
+    why = bot.to(BOB)[-1]
+    assert why.startswith(texts.WHY_HEADER)
+    assert "Bob is allergic to cats" in why and "answers (" in why
+    # In the group, her last reply could draw only on what the household shares.
+    await bot.say(ALICE, "The family dog is called Biscuit", chat_id=GROUP, name="Alice")
+    await bot.say(ALICE, "/why", chat_id=GROUP, name="Alice")
+    in_group = bot.to(GROUP)[-1]
+    assert "Biscuit" in in_group and "allergic" not in in_group
+    # Alice's own chat: she has had no reply there yet.
+    await bot.say(ALICE, "/why", name="Alice")
+    assert bot.to(ALICE)[-1] == texts.WHY_NOTHING

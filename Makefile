@@ -90,7 +90,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 test: $(STAMP) $(EMULATOR)/node_modules/.installed lint
-	HF_HUB_OFFLINE=1 $(PY) -m pytest
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -n auto
 
 bench: $(STAMP) $(EMULATOR)/node_modules/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m bench.recall

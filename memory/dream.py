@@ -22,8 +22,6 @@ from memory.people import PeopleBook
 from memory.store import Row, Store, Tx
 from memory.vectors import VectorBook
 
-# Two beliefs of one scope whose vectors are this alike say the same thing.
-DEDUPE_SIMILARITY = 0.93
 # A belief nobody has reinforced for this long loses a tenth of its log-odds each night.
 DECAY_AFTER = timedelta(days=14)
 DECAY_FACTOR = 0.9
@@ -235,7 +233,7 @@ class DreamBook:
             async with self._gate.read(ctx, "dream", scope) as read:
                 rows = await read.beliefs("b.scope = ? AND b.superseded_by IS NULL", (scope,))
                 usable = await read.usable(rows)
-                near = self._vectors.near(scope, DEDUPE_SIMILARITY)
+                near = self._vectors.near(scope, self._vectors.same_thing)
                 totals.add(await dream_scope(Lane(read.tx, scope), usable, near, now))
                 ids = [int(r["belief_id"]) for r in usable]
                 read.returned(ids, [scope] * len(ids))

@@ -45,6 +45,13 @@ JUST_EMBEDDED = 4  # lines whose vectors wait for the recall that answers them
 REPLACES = {"multilingual-e5-small-q4": (0.89, 0.91), "all-MiniLM-L6-v2": (0.55, 0.64)}
 REPLACES_UNMEASURED = (0.9, 0.9)
 REPLACED_MOST = 3  # older rows one new row marks, the most alike first
+# Two beliefs of one scope this alike say the same thing, and the dream merges them, per
+# embedder. e5's scale is narrow (unrelated sentences score 0.7-0.85, and "Bob applied for the
+# job at the bakery" / "Bob was offered the job at the bakery" 0.98), so under it only a
+# near-copy merges by its vector; a rephrasing kept twice costs little, two facts merged into
+# one lose one. Words alike up to filler merge under any embedder (`memory.dream`).
+SAME_THING = {"multilingual-e5-small-q4": 0.99, "all-MiniLM-L6-v2": 0.93}
+SAME_THING_UNMEASURED = 0.93
 SAME_TEXT = 0.999  # a text's cosine to itself, give or take rounding (bfloat16's too)
 
 
@@ -385,6 +392,12 @@ class VectorBook:
         if index is None or not belief_ids:
             return {}
         return await self.off_loop(lambda: index.newer_alike(belief_ids, threshold, most))
+
+    @property
+    def same_thing(self) -> float:
+        """How alike two beliefs must be to say the same thing, under this embedder."""
+        name = "" if self.embedder is None else self.embedder.name
+        return SAME_THING.get(name, SAME_THING_UNMEASURED)
 
     def near(self, scope: str, threshold: float) -> Callable[[list[int]], list[tuple[int, int]]]:
         index = self.index

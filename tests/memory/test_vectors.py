@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from memory import E5Embedder, Memory, MiniLMEmbedder
+from memory import (
+    Assertion,
+    E5Embedder,
+    Memory,
+    MiniLMEmbedder,
+    Provenance,
+    private_scope,
+)
 from memory.embedder import Vectors
 from tests.helpers import HashEmbedder, make_household
 from tests.memory.test_episodic_recall import say_as
@@ -119,3 +126,26 @@ async def test_a_line_is_embedded_as_a_row_and_the_recall_with_its_words_as_a_qu
         assert embedder.questions.count(said) == 1
     finally:
         await home.memory.close()
+
+
+async def test_under_e5_the_dream_keeps_two_alike_facts_apart_and_merges_one_said_twice(
+    tmp_path: Path, e5: E5Embedder,
+) -> None:
+    # e5 scores any two sentences of one topic high: "applied for" and "was offered" the same
+    # job are 0.93 or more alike, which MiniLM's bar for "the same thing" would merge.
+    memory = await Memory.open(tmp_path / "h.db", embedder=e5, create=True)
+    try:
+        bob = await memory.people.add("Bob", telegram_id=2, owner=True)
+        scope = private_scope(bob.person_id)
+        told = [Assertion(proposition=text, scope=scope, provenance=Provenance.TOLD,
+                          source=f"s{i}")
+                for i, text in enumerate(("Bob applied for the job at the bakery",
+                                          "Bob was offered the job at the bakery",
+                                          "Bob's dog is called Pepper",
+                                          "Bob's dog is really called Pepper"))]
+        await memory.beliefs.assert_all(told)
+        assert memory.vectors.same_thing > 0.93
+        _, counts = await memory.dream.run()
+        assert counts["deduped"] == 1  # Pepper, said twice; the two job facts stay apart
+    finally:
+        await memory.close()

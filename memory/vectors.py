@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import combinations
 from typing import TypeVar
 
 import numpy as np
@@ -139,15 +138,6 @@ class Spread:
     def mean(self) -> float:
         return self.total / self.count if self.count else 0.0
 
-    def calibrated(self, mean: float, deviation: float, rows: int) -> tuple[float, float]:
-        """The mean and deviation with `rows` more rows of a prior's (`mean`, `deviation`)
-        counted in: a yardstick that a scope of a few rows cannot bend."""
-        count = self.count + rows
-        total = self.total + rows * mean
-        squares = self.squares + rows * (deviation**2 + mean**2)
-        blended = total / count
-        return blended, float(max(0.0, squares / count - blended**2) ** 0.5)
-
     @property
     def deviation(self) -> float:
         if self.count < 2:
@@ -220,35 +210,6 @@ class VectorIndex:
         if len(found) > top:
             found = dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[:top])
         return found
-
-    def newer_alike(self, row_ids: Iterable[int], threshold: float, most: int) -> dict[
-        int, list[int]
-    ]:
-        """For each of these rows, up to `most` rows of its own scope added after it (a greater
-        id) and at least `threshold` alike (cosine), the most alike first: one product per
-        scope, of its matrix and these rows' vectors. Another scope is never searched."""
-        by_scope: dict[str, list[int]] = {}
-        for row_id in dict.fromkeys(row_ids):
-            scope = self.where.get(row_id)
-            if scope is not None:
-                by_scope.setdefault(scope, []).append(row_id)
-        out: dict[int, list[int]] = {}
-        for scope, ids in by_scope.items():
-            block = self.scopes[scope]
-            vectors = self.vectors(ids)
-            keys = list(vectors)
-            if not keys:
-                continue
-            live = block.ids[: block.size]
-            sims = block.matrix[: block.size] @ np.stack([vectors[k] for k in keys]).T
-            for column, row_id in enumerate(keys):
-                column_sims = np.where(live > row_id, sims[:, column], -1.0)
-                hits = np.flatnonzero(column_sims >= threshold)
-                if len(hits) > most:
-                    hits = hits[np.argpartition(-column_sims[hits], most)[:most]]
-                order = sorted(hits, key=lambda i: (-float(column_sims[i]), int(live[i])))
-                out[row_id] = [int(live[i]) for i in order]
-        return out
 
     def ids(self) -> set[int]:
         return set(self.where)
@@ -382,17 +343,6 @@ class VectorBook:
                 out.update(((table, row_id), float(v @ vector)) for row_id, v in got.items())
         return out
 
-    async def newer_alike(self, belief_ids: list[int], threshold: float, most: int) -> dict[
-        int, list[int]
-    ]:
-        """For each of these beliefs (read through the gate already), up to `most` beliefs of
-        its own scope added after it and at least `threshold` alike, the most alike first: ids
-        only, which a reader must read through the gate in turn."""
-        index = self.index
-        if index is None or not belief_ids:
-            return {}
-        return await self.off_loop(lambda: index.newer_alike(belief_ids, threshold, most))
-
     @property
     def same_thing(self) -> float:
         """How alike two beliefs must be to say the same thing, under this embedder."""
@@ -408,22 +358,6 @@ class VectorBook:
     def remove(self, belief_ids: Iterable[int]) -> None:
         if self.index is not None:
             self.index.remove(belief_ids)
-
-    def alike(self, keys: Sequence[tuple[str, int]]) -> dict[
-        tuple[tuple[str, int], tuple[str, int]], float
-    ]:
-        """How alike each two of these rows are (cosine of their vectors), both ways round;
-        keys are (table, id) of beliefs and lines already read through the gate. Rows without
-        a vector (no embedder) are left out."""
-        found: dict[tuple[str, int], Matrix] = {}
-        for table, index in ((BELIEFS.table, self.index), (LINES.table, self.lines)):
-            if index is not None:
-                got = index.vectors(row_id for tier, row_id in keys if tier == table)
-                found.update(((table, row_id), v) for row_id, v in got.items())
-        pairs: dict[tuple[tuple[str, int], tuple[str, int]], float] = {}
-        for a, b in combinations(found, 2):
-            pairs[(a, b)] = pairs[(b, a)] = float(found[a] @ found[b])
-        return pairs
 
     async def prune(self, *, forgot: bool = True) -> None:
         """Drop from memory what the store no longer has: the vectors of beliefs and lines a

@@ -295,8 +295,11 @@ async def count_mentions(lane: Lane, needle: str) -> int:
 
 
 async def _rebuild_index(tx: Tx) -> None:
-    # Deleted terms linger in FTS5 segments until a merge; optimize rewrites the index whole.
-    await tx.execute("INSERT INTO beliefs_fts(beliefs_fts) VALUES ('optimize')")
+    # Deleted terms linger in FTS5 segments until a merge; optimize rewrites each index whole
+    # (this SQLite predates FTS5's secure-delete option), and secure_delete zeroes the pages the
+    # old segments leave free. Both keyword indexes: a forgotten line's words are in the lines'.
+    for index in ("beliefs_fts", "turns_fts"):
+        await tx.execute(f"INSERT INTO {index}({index}) VALUES ('optimize')")
 
 
 async def purge_scope(tx: Tx, scope: str) -> list[int]:

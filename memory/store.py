@@ -43,6 +43,8 @@ log = logging.getLogger("hearth.store")
 
 # SQLite's own wait per attempt; the store's loop around it bounds the whole wait.
 _BUSY_TIMEOUT_MS = 1000
+# How long a checkpoint waits for another connection's read to end (`Store.checkpoint`).
+CHECKPOINT_PATIENCE = 5.0
 # How long one transaction waits for another program's lock before giving up (StoreBusy).
 LOCK_WAIT_SECONDS = 10.0
 _BACKOFF_FIRST_S = 0.05
@@ -255,10 +257,26 @@ class Store:
         except sqlite3.Error as exc:
             log.warning("rollback failed: %s", exc)
 
-    async def checkpoint(self) -> None:
-        """Fold the WAL into the database file and truncate it."""
-        async with self._lock:
-            await self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    async def checkpoint(self, *, patience: float = CHECKPOINT_PATIENCE) -> bool:
+        """Fold the WAL into the database file and truncate it. Another connection reading (a
+        `hearth` command beside the bot) holds pages the WAL must keep until it finishes, and
+        SQLite then folds only part: tried again for up to `patience` seconds. True when the
+        WAL is empty; False (and a warning) when a reader outlasted it: what the WAL still
+        holds goes at the next checkpoint."""
+        deadline = time.monotonic() + patience
+        pause = 0.02
+        while True:
+            async with self._lock:
+                cursor = await self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                row = await cursor.fetchone()
+            if row is None or not row[0]:
+                return True
+            if time.monotonic() >= deadline:
+                log.warning("the WAL could not be emptied: another connection is reading; "
+                            "the next checkpoint will")
+                return False
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.5)
 
     async def backup_to(self, target: Path) -> None:
         """An online, consistent copy of the database, in a new file made mode 0600."""

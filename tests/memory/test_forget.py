@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -166,3 +168,74 @@ async def test_a_restore_of_a_backup_made_before_a_forget_forgets_it_again(
     assert b"motorbike" not in raw_bytes(path)
     # Positive control: the backup itself still holds it (it was made before the forget).
     assert b"motorbike" in raw_bytes(copy)
+
+
+def _tables_holding(path: Path, fragment: bytes) -> list[str]:
+    """Every table of the file (FTS5's shadow tables included) with a value holding
+    `fragment`, read through a connection of its own."""
+    found = []
+    with sqlite3.connect(path) as conn:
+        names = [str(r[0]) for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for name in names:
+            try:
+                rows = conn.execute(f'SELECT * FROM "{name}"').fetchall()
+            except sqlite3.OperationalError:  # a virtual table needing its module's functions
+                continue
+            for row in rows:
+                if any(fragment in (v if isinstance(v, bytes) else str(v).encode()).lower()
+                       for v in row if v is not None):
+                    found.append(name)
+                    break
+    return found
+
+
+async def test_a_line_forgotten_before_any_belief_leaves_no_word_in_the_keyword_indexes(
+    home: Household,
+) -> None:
+    m = home.memory
+    scope = private_scope(home.bob.person_id)
+    await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id, role=Role.USER,
+                              scope=scope, text="the shed padlock is zorblatt quinoxide")
+    for day in range(40):  # other lines share the index's pages with it
+        await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
+                                  role=Role.USER, scope=scope,
+                                  text=f"watered the tomato plants on day {day}")
+    await m.checkpoint()
+    assert "turns_fts_data" in _tables_holding(m.path, b"zorblatt")  # the index had it
+
+    await m.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT), "zorblatt quinoxide")
+
+    assert _tables_holding(m.path, b"zorblatt") == []
+    assert _tables_holding(m.path, b"quinox") == []
+    raw = raw_bytes(m.path)
+    assert b"zorblatt" not in raw and b"quinox" not in raw  # nor in free pages or the WAL
+    assert b"tomato" in raw
+
+
+async def test_forget_empties_the_wal_once_another_programs_read_ends(
+    home: Household,
+) -> None:
+    m = home.memory
+    await _tell(home, "Bob keeps the spare key under the gnomewhistle")
+    await m.checkpoint()
+    reader = sqlite3.connect(m.path)  # another program, reading
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM beliefs").fetchone()
+
+    async def finish_reading() -> None:
+        await asyncio.sleep(1.5)  # longer than one checkpoint waits for a reader
+        reader.commit()
+
+    ending = asyncio.ensure_future(finish_reading())
+    try:
+        count = await m.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT),
+                                          "gnomewhistle")
+    finally:
+        await ending
+        reader.close()
+
+    assert count == 1
+    wal = m.path.with_name(m.path.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+    assert b"gnomewhistle" not in raw_bytes(m.path)

@@ -128,6 +128,13 @@ class Memory:
         await self._store.close()
         self.vectors.close()
 
+    async def __aenter__(self) -> Memory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """`async with await Memory.open(path) as memory:` closes it however the block ends."""
+        await self.close()
+
     async def checkpoint(self) -> None:
         await self._store.checkpoint()
 

@@ -118,6 +118,7 @@ class Store:
         if fresh:
             await asyncio.to_thread(make_private_file, path)
         pending = aiosqlite.connect(str(path), isolation_level=None)
+        _as_daemon(pending)
         try:
             conn = await pending
         except sqlite3.Error as exc:
@@ -328,6 +329,16 @@ def keep_private(*paths: Path) -> None:
 
 def _wal_files(path: Path) -> tuple[Path, Path]:
     return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
+
+
+def _as_daemon(conn: aiosqlite.Connection) -> None:
+    """aiosqlite's worker thread, made a daemon before it starts: a program that stops without
+    closing memory (a script that raised first) then exits instead of waiting forever on a
+    thread nobody will stop. Whatever a transaction had not committed is rolled back by SQLite,
+    as after a kill; `Memory.close` (or `async with Memory.open(...)`) still closes it cleanly."""
+    thread = getattr(conn, "_thread", None)  # aiosqlite keeps no public handle on it
+    if thread is not None and not thread.is_alive():
+        thread.daemon = True
 
 
 async def _worker_stopped(conn: aiosqlite.Connection) -> None:

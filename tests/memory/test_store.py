@@ -523,3 +523,40 @@ async def test_a_write_cancelled_while_its_transaction_begins_leaves_the_databas
         await asyncio.gather(task, return_exceptions=True)
         # What a stop or a cancelled job leaves behind: the next write must still go through.
         assert await home.memory.outbox.count_pending() == 0
+
+
+_RAISES_BEFORE_CLOSE = """
+import asyncio, sys
+from pathlib import Path
+from memory import Memory
+
+async def main():
+    memory = await Memory.open(Path(sys.argv[1]), create=True)
+    raise RuntimeError("the script's own mistake")
+
+asyncio.run(main())
+"""
+
+
+def test_a_script_that_raises_before_closing_memory_exits_with_its_error(tmp_path: Path) -> None:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    script = tmp_path / "script.py"
+    script.write_text(_RAISES_BEFORE_CLOSE, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "hearth.db")],
+                          capture_output=True, text=True, timeout=30,
+                          cwd=Path(__file__).resolve().parents[2], check=False)
+    assert done.returncode == 1
+    assert "the script's own mistake" in done.stderr
+
+
+async def test_memory_opened_in_async_with_is_closed_when_the_block_raises(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "hearth.db"
+    with pytest.raises(RuntimeError):
+        async with await Memory.open(path, create=True) as memory:
+            raise RuntimeError("inside the block")
+    with pytest.raises(ValueError):  # closed: its connection takes nothing more
+        await memory.checkpoint()

@@ -49,6 +49,7 @@ from memory import (
 )
 
 log = logging.getLogger("hearth.cli")
+LOGGED_COMMANDS = frozenset({"run", "chat"})  # the commands whose logs go to stderr
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 _ACTIVITIES = [a.value for a in Activity]
@@ -962,6 +963,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, or a usage mistake already reported in one line
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    # The bot and the chat log as they run. A one-shot command's stderr is its one line saying
+    # what went wrong: what memory logs on the way (a lock it waited on) stays out of it.
+    quiet = args.command not in LOGGED_COMMANDS
+    if quiet:
+        logging.disable(logging.CRITICAL)
     try:
         if args.command == "init":
             return _init(args)
@@ -977,6 +983,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.debug("unexpected failure", exc_info=True)
         sys.stderr.write(f"hearth: unexpected error ({type(exc).__name__}): {exc}\n")
         return EXIT_FAIL
+    finally:
+        if quiet:
+            logging.disable(logging.NOTSET)
 
 
 if __name__ == "__main__":

@@ -98,11 +98,11 @@ class Store:
     """The database file and its single connection."""
 
     def __init__(self, path: Path, conn: aiosqlite.Connection,
-                 lock_wait: float = LOCK_WAIT_SECONDS) -> None:
+                 lock_wait: float | None = None) -> None:
         self.path = path
         self._conn = conn
         self._lock = asyncio.Lock()
-        self.lock_wait = lock_wait
+        self.lock_wait = LOCK_WAIT_SECONDS if lock_wait is None else lock_wait
         self._locked_since: float | None = None
         # The migrations this open applied: work that may follow only its own migration (the
         # ledger's keying) asks here.
@@ -240,7 +240,8 @@ class Store:
                 spent = time.monotonic() - started
                 if spent + delay > self.lock_wait:
                     raise StoreBusy(
-                        f"the database is busy or locked by another program: {exc}"
+                        "the database is locked by another program: nothing was written "
+                        f"(waited {spent:.0f} s); try again once it is done"
                     ) from exc
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, _BACKOFF_MAX_S)

@@ -987,3 +987,23 @@ def test_the_cli_makes_the_database_its_backup_and_their_files_0600(
     assert hearth("restore", str(tmp_path / "copy.db"))[0] == 0
     assert stat.S_IMODE(hearth.db.stat().st_mode) == 0o600
     assert hearth("receipts", "verify")[0] == 0
+
+
+def test_remember_under_another_programs_write_lock_fails_with_one_clear_line(
+    household: Shell, tmp_path: Path,
+) -> None:
+    other = sqlite3.connect(household.db, isolation_level=None)  # another program, writing
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        code, out, err = _hearth_process("remember", "--as", "Bob", "Bob likes rooibos",
+                                         env=_child_env(household.db), cwd=tmp_path)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert code == 1 and out == ""
+    _one_line(err)
+    assert err.startswith("hearth: the database is locked by another program")
+    assert "nothing was written" in err
+    code, out, _ = household("inspect", "--as", "Bob")  # once the lock is gone, nothing half-done
+    assert code == 0 and "rooibos" not in out
+    assert household("remember", "--as", "Bob", "Bob likes rooibos")[0] == 0

@@ -8,6 +8,8 @@ import gc
 import os
 import sqlite3
 import stat
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -229,7 +231,7 @@ async def test_a_write_fails_with_store_error_when_another_process_holds_the_loc
     try:
         other.execute("BEGIN IMMEDIATE")
         started = time.monotonic()
-        with pytest.raises(StoreError, match="busy or locked"):
+        with pytest.raises(StoreError, match="locked by another program: nothing was written"):
             await asyncio.wait_for(
                 m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
                               role=Role.USER, scope=private_scope(home.bob.person_id),
@@ -539,14 +541,11 @@ asyncio.run(main())
 
 
 def test_a_script_that_raises_before_closing_memory_exits_with_its_error(tmp_path: Path) -> None:
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-
     script = tmp_path / "script.py"
     script.write_text(_RAISES_BEFORE_CLOSE, encoding="utf-8")
-    done = subprocess.run([sys.executable, str(script), str(tmp_path / "hearth.db")],
-                          capture_output=True, text=True, timeout=30,
-                          cwd=Path(__file__).resolve().parents[2], check=False)
+    done = subprocess.run(  # noqa: S603 -- our own interpreter and script
+        [sys.executable, str(script), str(tmp_path / "hearth.db")], capture_output=True,
+        text=True, timeout=30, cwd=Path(__file__).resolve().parents[2], check=False)
     assert done.returncode == 1
     assert "the script's own mistake" in done.stderr
 
@@ -558,5 +557,5 @@ async def test_memory_opened_in_async_with_is_closed_when_the_block_raises(
     with pytest.raises(RuntimeError):
         async with await Memory.open(path, create=True) as memory:
             raise RuntimeError("inside the block")
-    with pytest.raises(ValueError):  # closed: its connection takes nothing more
+    with pytest.raises(ValueError, match="no active connection"):  # closed
         await memory.checkpoint()

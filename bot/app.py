@@ -165,6 +165,7 @@ def build_application(
             PatientRequest(HTTPXRequest(connection_pool_size=_CONNECTION_POOL))
         )
     app = builder.build()
+    queue.tell = app.bot.send_message
     app.bot_data.bind(
         Hearth(memory=memory, soul=soul, model=model, owner_telegram_id=config.owner_telegram_id,
                clock=clock, typing_interval=typing_interval,

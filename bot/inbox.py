@@ -28,7 +28,9 @@ from collections.abc import Awaitable, Callable
 
 from telegram import Bot, Update
 from telegram.constants import ChatType
+from telegram.error import TelegramError
 
+from bot import texts
 from memory import Memory, StoreError
 
 log = logging.getLogger("hearth.bot")
@@ -80,6 +82,20 @@ class Intake:
         # A stranger's goes on to the gatekeeper; one delivered again is already kept and is
         # resumed from the inbox.
         return received != "again"
+
+    async def serves(self, update: Update) -> bool:
+        """Whether this update is a member's in a chat she serves (what `receive` keeps)."""
+        user, chat = update.effective_user, update.effective_chat
+        if user is None or chat is None or user.is_bot or not (
+            chat.type == ChatType.PRIVATE or chat.type in _GROUPS
+        ):
+            return False
+        return await self._memory.inbox.serves(chat.id, sender=user.id, owner=self._owner,
+                                                group=chat.type in _GROUPS)
+
+    @property
+    def owner(self) -> int:
+        return self._owner
 
     def completed(self, update: object) -> None:
         """The turn marked its update done in its own transaction: nothing left to mark."""
@@ -145,7 +161,11 @@ class DurableQueue(asyncio.Queue[object]):
     def __init__(self, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         super().__init__()
         self.intake: Intake | None = None
+        # Sends one message straight to Telegram, not through the outbox (which is in the
+        # database that cannot be written): set once the application's bot exists.
+        self.tell: Callable[[int, str], Awaitable[object]] | None = None
         self._sleep = sleep
+        self._owner_told = False  # the owner heard of this outage
 
     async def put(self, item: object) -> None:
         intake = self.intake
@@ -170,12 +190,44 @@ class DurableQueue(asyncio.Queue[object]):
                     log.error("cannot keep incoming updates yet (%s); Telegram keeps them "
                               "until they are stored", exc)
                     failing = True
+                    await self._tell_trouble(intake, update)
                 await self._sleep(delay)
                 delay = min(delay * 2, _RETRY_MAX_S)
                 continue
             if failing:
                 log.warning("incoming updates are kept again")
+                self._owner_told = False
             return fresh
+
+    async def _tell_trouble(self, intake: Intake, update: Update) -> None:
+        """A member's message cannot be kept (the disk full, the database locked past its
+        bound): their chat hears once that she has it and will answer, and the owner once per
+        outage what to look at. A stranger hears nothing; neither does anyone when even
+        reading fails (whether they are a member cannot be told then)."""
+        if self.tell is None:
+            return
+        chat = update.effective_chat
+        try:
+            member = chat is not None and chat.id not in intake.troubled and (
+                await intake.serves(update))
+        except StoreError as exc:
+            log.warning("cannot tell whether update %s is a member's: %s", update.update_id, exc)
+            member = False
+        if member and chat is not None:
+            intake.troubled.add(chat.id)
+            await self._send(chat.id, texts.TROUBLE_SAVING)
+        if not self._owner_told:
+            self._owner_told = True
+            await self._send(intake.owner, texts.TROUBLE_SAVING_OWNER)
+
+    async def _send(self, chat: int, text: str) -> None:
+        if self.tell is None:
+            return
+        try:
+            await self.tell(chat, text)
+        except TelegramError as exc:
+            log.warning("could not tell a chat the database cannot be written: %s",
+                        type(exc).__name__)
 
 
 async def resume_pending(queue: DurableQueue, intake: Intake, bot: Bot) -> int:

@@ -63,6 +63,12 @@ APOLOGY = "I'm sorry, something went wrong on my side just now. Please try again
 TROUBLE_SAVING = (
     "I'm having trouble saving things just now. I have your message and I'll answer when I can."
 )
+# To the owner, once per outage, when messages cannot be kept at all.
+TROUBLE_SAVING_OWNER = (
+    "I can't write anything down right now: the disk of the computer I run on may be full, or "
+    "another program is holding my database. Nothing is lost: messages wait with Telegram and "
+    "I'll keep trying, then answer everyone. Freeing some disk space usually fixes it."
+)
 
 
 def too_long(limit: int) -> str:

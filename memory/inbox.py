@@ -74,6 +74,17 @@ def masked_payload(payload: str) -> str:
     return json.dumps(_masked(update), ensure_ascii=False)
 
 
+async def _served(tx: Tx, chat: int, *, sender: int, owner: int, group: bool) -> bool:
+    """The owner by the configured id, anyone else by their principal; in a group only once it
+    is a household group."""
+    member = sender == owner or bool(
+        await tx.scalar("SELECT 1 FROM people WHERE telegram_id = ?", (sender,)))
+    if member and group:
+        member = bool(await tx.scalar(
+            "SELECT 1 FROM household_chats WHERE chat_id = ?", (str(chat),)))
+    return member
+
+
 async def _keep(tx: Tx, update_id: int, chat: int, payload: str, now: str) -> bool:
     payload = masked_payload(payload)
     await tx.execute(
@@ -137,17 +148,16 @@ class Inbox:
         household group), and if so keep the update. A stranger's update is never written:
         `payload` is only called for a member's."""
         async with self._store.transaction() as tx:
-            member = sender == owner or bool(
-                await tx.scalar("SELECT 1 FROM people WHERE telegram_id = ?", (sender,))
-            )
-            if member and group:
-                member = bool(await tx.scalar(
-                    "SELECT 1 FROM household_chats WHERE chat_id = ?", (str(chat),)
-                ))
-            if not member:
+            if not await _served(tx, chat, sender=sender, owner=owner, group=group):
                 return "stranger"
             fresh = await _keep(tx, update_id, chat, payload(), self._now().isoformat())
         return "kept" if fresh else "again"
+
+    async def serves(self, chat: int, *, sender: int, owner: int, group: bool) -> bool:
+        """Whether `receive_from_member` would keep this sender's update in this chat: a
+        member, in a chat she serves. Reads only, so it answers while the disk is full."""
+        async with self._store.transaction() as tx:
+            return await _served(tx, chat, sender=sender, owner=owner, group=group)
 
     async def pending(self) -> list[tuple[int, str]]:
         """(update id, payload) of every update not yet answered, oldest first."""

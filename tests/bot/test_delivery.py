@@ -351,3 +351,61 @@ async def test_a_restart_answers_what_the_inbox_kept_and_sends_what_the_outbox_o
     assert await bob_lines(memory) == ["did you get this before the power cut?"]
     assert await memory.inbox.count_pending() == 0
     assert await memory.outbox.count_pending() == 0
+
+
+async def _disk_full(memory: Memory, *, full: bool) -> None:
+    """SQLite's page limit on the store's own connection stands in for a full disk: a write
+    needing a new page fails with the error a full disk gives ("database or disk is full")."""
+    conn = memory._store._conn  # noqa: SLF001 -- the one connection the bot writes through
+    if full:
+        row = await (await conn.execute("PRAGMA page_count")).fetchone()
+        await conn.execute(f"PRAGMA max_page_count = {int(row[0])}")
+    else:
+        await conn.execute("PRAGMA max_page_count = 1073741823")
+
+
+async def test_on_a_full_disk_the_member_hears_once_the_owner_is_told_and_the_line_waits(
+    app: tuple[HearthApp, FaultyTelegram, FakeModel], memory: Memory
+) -> None:
+    application, telegram, model = app
+    people = People(telegram)
+    await application.start()
+    long_line = "Ça déménage à Évian, " * 190  # more than a page: it needs space to be kept
+    await _disk_full(memory, full=True)
+    putting = asyncio.ensure_future(
+        application.update_queue.put(as_update(people.message(BOB, long_line), application)))
+    try:
+        async def told() -> bool:
+            return (texts.TROUBLE_SAVING in telegram.delivered(BOB)
+                    and texts.TROUBLE_SAVING_OWNER in telegram.delivered(OWNER))
+
+        await until(told)
+        assert not putting.done()  # still trying: Telegram keeps it meanwhile
+        assert await memory.inbox.count_pending() == 0
+    finally:
+        await _disk_full(memory, full=False)
+    await asyncio.wait_for(putting, 30)
+
+    async def answered() -> bool:
+        return model.answer in telegram.delivered(BOB)
+
+    await until(answered, timeout=20)
+    assert telegram.delivered(BOB) == [texts.TROUBLE_SAVING, model.answer]
+    assert telegram.delivered(OWNER) == [texts.TROUBLE_SAVING_OWNER]
+    assert await bob_lines(memory) == [long_line]
+
+
+async def test_on_a_full_disk_a_stranger_hears_nothing(
+    app: tuple[HearthApp, FaultyTelegram, FakeModel], memory: Memory
+) -> None:
+    application, telegram, _ = app
+    people = People(telegram)
+    await _disk_full(memory, full=True)
+    try:
+        # A stranger's update is never written, so it passes even now, to the gatekeeper.
+        await asyncio.wait_for(application.update_queue.put(
+            as_update(people.message(STRANGER, "é" * 5000), application)), 10)
+    finally:
+        await _disk_full(memory, full=False)
+    assert texts.TROUBLE_SAVING not in telegram.delivered(STRANGER)
+    assert telegram.delivered(OWNER) == []

@@ -45,6 +45,15 @@ _POSSESSIVE_ML: Final = (
 # A value given for a label: digits, or a token holding a digit ("4471", "4B72", "1-9-8-4",
 # "hunter2"), never a plain word ("the code is smart casual", "la clave es la paciencia").
 _VALUE: Final = r"(?=[^\s]*\d)[\w#*+!@$%&/.-]{3,}"
+# A code's digits: four to eight, never a year of these two centuries.
+_CODE_DIGITS: Final = r"\b(?!(?:19|20)\d\d\b)\d{4,8}\b"
+# What locks or guards a home, in the four languages: digits near one are its code.
+_GUARDS: Final = (
+    r"(?:\w*alarm\w*|keypad|tastenfeld|tresor|coffre-fort|caja\s+fuerte|padlock|cadenas|candado"
+    r"|\w+schloss|serrure|cerradura|digicode|disarm\w*|desarm\w*|desactiv\w*|entscharf\w*"
+    r"|unlock\w*|deverrouill\w*|desbloque\w*|entsperr\w*|key\s?safe|lock\s?box"
+    r"|schlusselkasten|boite\s+a\s+cles)"
+)
 # The words that label a secret value, in the four languages.
 _LABEL: Final = (
     r"(?:codes?|codigos?|claves?|pins?|nip|log-?ins?|identifiants?|combos?|combinations?"
@@ -207,6 +216,22 @@ CREDENTIAL_RULES: Final[tuple[str, ...]] = (
     r"\bmadchenname\s+(?:meiner|deiner|seiner|ihrer|der|von)\s+(?:\w+\s+)?mutter\b",
     r"\bnom\s+de\s+jeune\s+fille\s+de\s+(?:ma|ta|sa|leur|votre|notre|la)\s+mere\b",
     r"\bapellido\s+de\s+soltera\s+de\s+(?:mi|tu|su|la)\s+madre\b",
+    # Shapes of a secret, with no word naming it as one. Digits someone is told to enter
+    # ("to disarm it, type 48213", "tippe 4821 ein", "tape 4821", "marca 4821"); a year is
+    # not a code ("enter 2026").
+    r"\b(?:type|enter|key\s+in|punch\s+in|tippe?n?|eintippen|gib|eingeben|tapez|taper|tape"
+    r"|composez|composer|compose|saisis|saisissez|saisir|teclea|teclear|marca|marcar|introduce"
+    r"|introducir|ingresa|ingresar|pon)\s+(?:in\s+|the\s+|den\s+|die\s+|le\s+|el\s+|la\s+)?"
+    r"(?:code\s+|codigo\s+|numero\s+|zahl\s+)?" + _CODE_DIGITS,
+    # Four to eight digits in a sentence about what locks or guards a home ("the alarm: 48213",
+    # "Tresor 271828", "le cadenas du vélo, 4471"), either way round.
+    r"\b" + _GUARDS + r"\b(?:[^\w]+\w+){0,6}?[^\w]+" + _CODE_DIGITS,
+    r"\b" + _CODE_DIGITS[2:] + r"(?:[^\w]+\w+){0,6}?[^\w]+" + _GUARDS + r"\b",
+    # An address and, near it, a password-shaped word: letters and digits together, six or more
+    # ("Netflix account: alice@example.com with Gooseberry77"). An order number beside an
+    # address reads the same: the more private class, as when in doubt.
+    r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b[^\w]+(?:\w+[^\w]+){0,4}?(?=[a-z]*\d)(?=\d*[a-z])"
+    r"[a-z\d]{6,}\b",
     # Door codes, key safes, combinations.
     r"\b(?:front[- ]door|back[- ]door|door|gate|alarm|garage|keypad|key[- ]?safe|key[- ]?box"
     r"|lock[- ]?box|entry|access|padlock|safe|locker|bike[- ]lock|lock|unlock|wi-?fi|router"

@@ -356,9 +356,10 @@ async def test_a_restart_answers_what_the_inbox_kept_and_sends_what_the_outbox_o
 async def _disk_full(memory: Memory, *, full: bool) -> None:
     """SQLite's page limit on the store's own connection stands in for a full disk: a write
     needing a new page fails with the error a full disk gives ("database or disk is full")."""
-    conn = memory._store._conn  # noqa: SLF001 -- the one connection the bot writes through
+    conn = memory._store._conn  # the one connection the bot writes through
     if full:
         row = await (await conn.execute("PRAGMA page_count")).fetchone()
+        assert row is not None
         await conn.execute(f"PRAGMA max_page_count = {int(row[0])}")
     else:
         await conn.execute("PRAGMA max_page_count = 1073741823")

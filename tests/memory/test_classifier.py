@@ -1162,3 +1162,30 @@ async def test_a_diagnosis_in_german_never_reaches_proactive_work_without_a_gran
         assert health.belief_id in mine
     finally:
         await memory.close()
+
+
+@pytest.mark.parametrize("text", [
+    "To disarm the burglar alarm, type 48213 on the panel",
+    "Zum Entschärfen der Alarmanlage 48213 am Tastenfeld eingeben",
+    "Pour désarmer l'alarme, tapez 48213 sur le clavier",
+    "Para desactivar la alarma, marca 48213 en el panel",
+    "Der Tresor: 271828",
+    "le cadenas du vélo, 4471",
+    "Netflix account: alice@example.com with Gooseberry77",
+    "Spotify: lena.k@example.de und dazu Brombeere2024",
+])
+def test_a_secret_told_by_its_shape_alone_is_credentials(text: str) -> None:
+    assert classify(text) is Sensitivity.CREDENTIALS
+
+
+@pytest.mark.parametrize("text", [
+    "The alarm goes off at 6:30 every day",
+    "We bought the safe in 2019",
+    "Enter 2026 as the year on the form",
+    "The solar panel produced 1200 kWh in May",
+    "Das Schloss hat 1400 Zimmer",
+    "Email me at bob@example.com tomorrow about the 2026 trip",
+    "Room 2041 at the hotel, next to the lifts",
+])
+def test_digits_and_addresses_without_a_secrets_shape_stay_ordinary(text: str) -> None:
+    assert classify(text) is Sensitivity.ORDINARY

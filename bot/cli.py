@@ -112,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
 
     inspect = command("inspect", "what she knows about NAME, as NAME may see it")
     inspect.add_argument("--as", dest="as_name", required=True, metavar="NAME")
+    inspect.add_argument("--explain", action="store_true",
+                         help="say how each belief's class was given (words, meaning, member)")
 
     forget = command("forget", "forget NAME's beliefs matching TEXT")
     forget.add_argument("--as", dest="as_name", required=True, metavar="NAME")
@@ -334,10 +336,11 @@ async def _inspect(memory: Memory, args: argparse.Namespace) -> int:
     if not found:
         _print(f"she knows nothing about {person.name} yet")
     for b in found:
-        _print(
-            f"{b.ref}\t{b.confidence:.2f}\t{b.status}\t{_scope_label(b.scope)}\t"
-            f"{b.sensitivity}\t{b.proposition}\t({b.evidence_count} source(s))"
-        )
+        line = (f"{b.ref}\t{b.confidence:.2f}\t{b.status}\t{_scope_label(b.scope)}\t"
+                f"{b.sensitivity}\t{b.proposition}\t({b.evidence_count} source(s))")
+        if args.explain:
+            line += f"\t{b.sensitivity} by {b.sensitivity_by or 'its words'}"
+        _print(line)
     return EXIT_OK
 
 

@@ -354,7 +354,8 @@ async def _override(lane: Lane, belief_id: int, sensitivity: Sensitivity, by: st
         (row["scope"], row["norm"], sensitivity.value, by, now),
     )
     await tx.execute(
-        "UPDATE beliefs SET sensitivity = ?, updated_at = ? WHERE belief_id = ?",
+        "UPDATE beliefs SET sensitivity = ?, sensitivity_by = 'a member', updated_at = ?"
+        " WHERE belief_id = ?",
         (sensitivity.value, now, belief_id),
     )
 
@@ -400,6 +401,7 @@ def belief_from_row(row: Row, now: datetime) -> Belief:
         created_at=str(row["created_at"]),
         updated_at=str(row["updated_at"]),
         ref=str(row["ref"]),
+        sensitivity_by=row["sensitivity_by"] if "sensitivity_by" in row.keys() else None,  # noqa: SIM118 -- a Row's keys are not a dict's
     )
 
 

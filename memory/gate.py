@@ -73,7 +73,8 @@ def ref_for(secret: bytes, kind: str, row_id: int) -> str:
 # see contradicts it (never one they cannot).
 _BELIEF_VIEW = (
     "b.belief_id, b.proposition, b.norm, b.version, b.scope, b.kind, b.subject_id,"
-    " b.sensitivity, b.log_odds, b.quarantined, b.valid_from, b.valid_to, b.superseded_by,"
+    " b.sensitivity, b.sensitivity_by, b.log_odds, b.quarantined, b.valid_from, b.valid_to,"
+    " b.superseded_by,"
     " b.created_at, b.updated_at, b.reinforced_at, b.salience,"
     " ref('belief', b.belief_id) AS ref,"
     " (SELECT count(*) FROM evidence e WHERE e.belief_id = b.belief_id) AS evidence_count"

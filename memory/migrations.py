@@ -443,6 +443,14 @@ _REPLACEMENTS: tuple[str, ...] = (
     "ALTER TABLE turn_log ADD COLUMN memories TEXT NOT NULL DEFAULT '[]'",
 )
 
+# How a line's or a belief's class was given, when not by the word rules at write time (NULL):
+# "meaning 0.87" when the fitted reader of its vector raised it (`memory.sensing`). Numbers
+# only, never a word of the row.
+_SENSITIVITY_BY: tuple[str, ...] = (
+    "ALTER TABLE turns ADD COLUMN sensitivity_by TEXT",
+    "ALTER TABLE beliefs ADD COLUMN sensitivity_by TEXT",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", _INITIAL),
     ("0002_soul_state", _SOUL_STATE),
@@ -453,4 +461,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0008_reminders", _REMINDERS),
     ("0009_stemmed_recall", _STEMMED_RECALL),
     ("0010_replacements", _REPLACEMENTS),
+    ("0011_sensitivity_by", _SENSITIVITY_BY),
 )

@@ -260,6 +260,8 @@ class Belief(Frozen):
     created_at: str
     updated_at: str
     ref: str = ""  # the opaque name a member sees (`memory.gate.ref_for`)
+    # How its class was given when not by the word rules: "meaning 0.87" (`memory.sensing`)
+    sensitivity_by: str | None = None
 
 
 class Evidence(Frozen):

@@ -27,7 +27,8 @@ from memory import wall
 from memory.embedder import Embedder
 from memory.gate import Census, Lane
 from memory.models import REDACTED, AccessContext
-from memory.store import Store
+from memory.sensing import Senser, less_private_than, senser_for
+from memory.store import Store, Tx
 from memory.terms import forget_cached_texts
 
 T = TypeVar("T")
@@ -296,6 +297,10 @@ class VectorBook:
     def _index(self, tier: Tier) -> VectorIndex | None:
         return self.index if tier is BELIEFS else self.lines
 
+    @property
+    def _senser(self) -> Senser | None:
+        return None if self.embedder is None else senser_for(self.embedder.name)
+
     async def off_loop(self, fn: Callable[[], T]) -> T:
         """Run CPU work in memory's own thread, never on the event loop."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
@@ -538,6 +543,29 @@ class VectorBook:
                 "INSERT OR IGNORE INTO replacements(tier, old_id, new_id, scope, similarity, at)"
                 " VALUES (?, ?, ?, ?, ?, ?)", marks)
 
+    async def _sense(self, tx: Tx, tier: Tier, ids: Sequence[int], vectors: Matrix,
+                     alive: set[int]) -> None:
+        """Raise the class of rows whose meaning the fitted reader finds more private than the
+        word rules did (`memory.sensing`), in the transaction that stores their vectors: a row
+        is never recallable under the milder class once its vector exists. A belief a member
+        classed themselves keeps their class."""
+        senser = self._senser
+        if senser is None:
+            return
+        keep_own = (" AND NOT EXISTS (SELECT 1 FROM sensitivity_overrides o"
+                    " WHERE o.scope = beliefs.scope AND o.norm = beliefs.norm)"
+                    if tier is BELIEFS else "")
+        for row_id, sensed in zip(ids, senser.read(vectors), strict=True):
+            if sensed is None or row_id not in alive:
+                continue
+            milder = less_private_than(sensed.sensitivity)
+            await tx.execute(
+                f"UPDATE {tier.table} SET sensitivity = ?, sensitivity_by = ?"
+                f" WHERE {tier.key} = ? AND sensitivity IN ({', '.join('?' for _ in milder)})"
+                + keep_own,
+                (sensed.sensitivity.value, sensed.why, row_id, *(m.value for m in milder)),
+            )
+
     async def _keep(self, items: Sequence[tuple[int, str, str]], tier: Tier) -> dict[int, Matrix]:
         """Embed these rows, store their vectors under this embedder's model (replacing any
         other model's: a row has one vector) and add them to their scopes' matrices; the
@@ -566,6 +594,7 @@ class VectorBook:
                     if row_id in alive
                 ],
             )
+            await self._sense(tx, tier, [row_id for row_id, _, _ in items], vectors, alive)
         by_scope: dict[str, list[int]] = {}
         for i, (row_id, scope, _) in enumerate(items):
             if row_id in alive and not index.has(row_id):

@@ -203,7 +203,8 @@ def test_what_remains_of_memory_is_a_small_object() -> None:
 # the tokenizer's file, a lore key of the soul's own files.
 NOT_TEXT_CACHES = {"memory/receipts.py:_subkey", "memory/gate.py:ref_for",
                    "soul/tokens.py:_tokenizer", "soul/files.py:_key_pattern",
-                   "memory/recall/judge.py:weights_for"}  # keyed by the embedder's name
+                   "memory/recall/judge.py:weights_for",  # these two: keyed by the
+                   "memory/sensing.py:senser_for"}  # embedder's name
 
 
 def test_every_memo_of_text_is_one_a_forget_empties() -> None:

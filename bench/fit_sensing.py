@@ -1,0 +1,179 @@
+"""Refit sensitivity by meaning: `python -m bench.fit_sensing [--embedder e5|minilm]`.
+
+`memory.sensing` reads a row's class (health, finance, credentials, or nothing to say) from its
+embedding with a multinomial logistic regression. This script fits it on the project's own
+example lines (`bench/sensitivity/<language>.json`: household chat, written for hearth, every
+class in every language, near misses among the ordinary ones), and picks the `bar` a class's
+probability must reach: the lowest at which, each language judged by a model fitted on the
+others, at least `--precision` of the lines it raises are right. Then it fits on every
+language and writes `memory/sensing/<embedder>.json`.
+
+It reports, per language and class, precision and recall on examples the model was not fitted
+on: each training language left out in turn, then the classifier's test corpus (sentences
+written for the word rules' tests, never fitted on here), for the word rules alone, the meaning
+alone, and both together as memory applies them (the more private class of the two).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memory import make_embedder
+from memory.classifier import classify
+from memory.models import Sensitivity
+from memory.sensing import WEIGHTS, Senser, more_private, senser_for
+
+DATA = Path(__file__).resolve().with_name("sensitivity")
+CLASSES = (Sensitivity.ORDINARY, Sensitivity.HEALTH, Sensitivity.FINANCE,
+           Sensitivity.CREDENTIALS)
+SENSITIVE = CLASSES[1:]
+C = 4.0  # the regression's inverse regularisation: measured leaving one language out
+
+Example = tuple[str, Sensitivity]
+
+
+def load(folder: Path) -> dict[str, list[Example]]:
+    out: dict[str, list[Example]] = {}
+    for path in sorted(folder.glob("*.json")):
+        rows = json.loads(path.read_text(encoding="utf-8"))
+        out[path.stem] = [(str(r["text"]), Sensitivity(str(r["class"]))) for r in rows]
+    return out
+
+
+def held_out_corpus() -> dict[str, list[Example]]:
+    """The word rules' test corpus, by language: never fitted on here."""
+    from tests.memory.test_classifier import LANGUAGES  # noqa: PLC0415 -- a bench's extra
+
+    return {language: list(rows) for language, rows in LANGUAGES.items()}
+
+
+def fit(x: np.ndarray[Any, Any], y: Sequence[Sensitivity]) -> tuple[np.ndarray[Any, Any],
+                                                                    np.ndarray[Any, Any]]:
+    from sklearn.linear_model import LogisticRegression  # noqa: PLC0415 -- dev extra
+
+    model = LogisticRegression(C=C, max_iter=5000)
+    model.fit(x, [CLASSES.index(s) for s in y])
+    return model.coef_.astype(np.float32), model.intercept_.astype(np.float32)
+
+
+def senser(name: str, coef: np.ndarray[Any, Any], intercept: np.ndarray[Any, Any],
+           bar: float) -> Senser:
+    return Senser(name, CLASSES, coef, intercept, bar)
+
+
+def scores(examples: Sequence[Example], read: Callable[[int, str], Sensitivity]) -> dict[
+    Sensitivity, tuple[float, float, int]
+]:
+    """Precision, recall and count of each sensitive class."""
+    got = [read(i, text) for i, (text, _) in enumerate(examples)]
+    out = {}
+    for c in SENSITIVE:
+        claimed = sum(g is c for g in got)
+        actual = sum(e is c for _, e in examples)
+        right = sum(g is c and e is c for g, (_, e) in zip(got, examples, strict=True))
+        out[c] = (right / claimed if claimed else 1.0, right / actual if actual else 1.0, actual)
+    return out
+
+
+def row(label: str, figures: dict[Sensitivity, tuple[float, float, int]]) -> str:
+    return f"{label:<22}" + "".join(f"{p:>7.2f}{r:>6.2f}" for p, r, _ in figures.values())
+
+
+def header() -> str:
+    return f"{'':<22}" + "".join(f"{c.value[:11]:>13}" for c in SENSITIVE) + "\n" + \
+        f"{'':<22}" + "".join(f"{'P':>7}{'R':>6}" for _ in SENSITIVE)
+
+
+def run(args: argparse.Namespace) -> None:
+    started = time.perf_counter()
+    embedder = make_embedder(args.embedder)
+    if embedder is None:
+        raise SystemExit("sensitivity by meaning needs an embedder")
+    data = load(Path(args.data))
+    vectors = {lang: embedder.embed([t for t, _ in rows]) for lang, rows in data.items()}
+    # Leave one language out: out-of-fold probabilities, from which the bar is picked.
+    folds: dict[str, np.ndarray[Any, Any]] = {}
+    for held in data:
+        others = [lang for lang in data if lang != held]
+        coef, intercept = fit(np.vstack([vectors[lang] for lang in others]),
+                              [s for lang in others for _, s in data[lang]])
+        z = vectors[held] @ coef.T + intercept
+        p = np.exp(z - z.max(axis=1, keepdims=True))
+        folds[held] = p / p.sum(axis=1, keepdims=True)
+    labels = [s for lang in data for _, s in data[lang]]
+    probs = np.vstack([folds[lang] for lang in data])
+    bar = 1.0
+    for candidate in np.arange(0.30, 0.96, 0.01):
+        raised = [(CLASSES[int(p.argmax())], lab) for p, lab in zip(probs, labels, strict=True)
+                  if int(p.argmax()) and p.max() >= candidate]
+        if raised and sum(g is e for g, e in raised) / len(raised) >= args.precision:
+            bar = round(float(candidate), 2)
+            break
+    print(f"embedder {embedder.name}; {sum(len(r) for r in data.values())} example lines in "
+          f"{', '.join(data)}; bar {bar:.2f} (precision >= {args.precision} left out)\n")
+    print("each language left out (fitted on the others)")
+    print(header())
+    for held, rows in data.items():
+        def meaning_fold(i: int, _text: str, held: str = held) -> Sensitivity:
+            p = folds[held][i]
+            return CLASSES[int(p.argmax())] if p.max() >= bar else Sensitivity.ORDINARY
+
+        print(row(f"{held} words", scores(rows, lambda _i, t: classify(t))))
+        print(row(f"{held} meaning", scores(rows, meaning_fold)))
+        print(row(f"{held} both", scores(
+            rows, lambda i, t, m=meaning_fold: more_private(classify(t), m(i, t)))))
+    coef, intercept = fit(np.vstack(list(vectors.values())), labels)
+    path = WEIGHTS / f"{embedder.name}.json"
+    WEIGHTS.mkdir(exist_ok=True)
+    path.write_text(json.dumps({
+        "embedder": embedder.name, "classes": [c.value for c in CLASSES],
+        "coef": [[float(f"{v:.6g}") for v in r] for r in coef],
+        "intercept": [float(f"{v:.6g}") for v in intercept], "bar": bar,
+        "fitted_on": sorted(data), "examples": len(labels),
+    }) + "\n", encoding="utf-8")
+    senser_for.cache_clear()
+    fitted = senser_for(embedder.name)
+    assert fitted is not None
+    print("\nthe word rules' test corpus (never fitted on)")
+    print(header())
+    summary: dict[str, Any] = {}
+    for lang, rows in held_out_corpus().items():
+        sensed = fitted.read(embedder.embed([t for t, _ in rows]))
+
+        def meaning(i: int, _text: str, sensed: list[Any] = sensed) -> Sensitivity:
+            s = sensed[i]
+            return Sensitivity.ORDINARY if s is None else s.sensitivity
+
+        words = scores(rows, lambda _i, t: classify(t))
+        alone = scores(rows, meaning)
+        both = scores(rows, lambda i, t, m=meaning: more_private(classify(t), m(i, t)))
+        print(row(f"{lang} words", words))
+        print(row(f"{lang} meaning", alone))
+        print(row(f"{lang} both", both))
+        summary[lang] = {reader: {c.value: {"precision": round(p, 3), "recall": round(r, 3)}
+                                  for c, (p, r, _) in figures.items()}
+                         for reader, figures in (("words", words), ("meaning", alone),
+                                                 ("both", both))}
+    print(f"\nwrote {path} in {time.perf_counter() - started:.0f} s")
+    print(json.dumps({"bench": "sensing", "embedder": embedder.name, "bar": bar,
+                      "held_out": summary}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--embedder", default="e5", choices=["e5", "minilm"])
+    parser.add_argument("--data", default=str(DATA))
+    parser.add_argument("--precision", type=float, default=0.93)
+    run(parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()

@@ -150,6 +150,15 @@ def test_inspect_and_export_show_a_members_own_view(household: Shell) -> None:
     assert "spiders" not in out
 
 
+def test_inspect_explain_says_how_each_beliefs_class_was_given(household: Shell) -> None:
+    household("remember", "--as", "Bob", "Bob is allergic to cats")
+    code, out, _ = household("inspect", "--as", "Bob", "--explain")
+    assert code == 0
+    (line,) = out.strip().splitlines()
+    assert line.endswith("health by its words")  # keyword-only here: the word rules decide
+    assert "by its words" not in household("inspect", "--as", "Bob")[1]
+
+
 def test_forget_with_yes_prints_the_count_and_the_fact_is_gone(household: Shell) -> None:
     household("remember", "--as", "Bob", "Bob hides chocolate in the piano")
     code, out, _ = household("forget", "--as", "Bob", "--yes", "chocolate")

@@ -18,6 +18,7 @@ content table written anywhere but here):
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -29,32 +30,33 @@ from memory import wall
 from memory.lens import may_use
 from memory.models import REDACTED, AccessContext, Activity, Grant, Sensitivity
 from memory.receipts import LedgerAnchor, keyed_digest, write_receipt
+from memory.schema import CONTENT_COLUMNS, CONTENT_TABLES, METADATA_COLUMNS, SCOPED, declared
 from memory.store import Row, Store, Tx
 
-# What members said and what she concluded from it. Only this module selects from them.
-CONTENT_TABLES = frozenset({
-    "turns", "turns_fts", "beliefs", "beliefs_fts", "evidence", "evidence_turns", "summaries",
-    "goals", "grants", "belief_vectors", "turn_vectors", "replacements",
-})  # fmt: skip
-# Columns that hold words (or their embeddings). The census never reads them.
-CONTENT_COLUMNS = frozenset({"text", "proposition", "norm", "note", "vector", "reason"})
-
-# How a row of each content table reaches the scope it lives in; `{}` is the wall's (or the
-# lane's) rule over a `scope` column.
-_SCOPED = {
-    "turns": "{}",
-    "beliefs": "{}",
-    "summaries": "{}",
-    "goals": "{}",
-    "grants": "{}",
-    "replacements": "{}",
-    "evidence": "belief_id IN (SELECT belief_id FROM beliefs WHERE {})",
-    "belief_vectors": "belief_id IN (SELECT belief_id FROM beliefs WHERE {})",
-    "turn_vectors": "turn_id IN (SELECT turn_id FROM turns WHERE {})",
-    "evidence_turns": "evidence_id IN (SELECT evidence_id FROM evidence WHERE belief_id IN"
-                      " (SELECT belief_id FROM beliefs WHERE {}))",
-}
+# The walled tables, the columns that hold words, and how each walled row reaches its scope
+# (`{}` is the wall's, or the lane's, rule over a `scope` column) come from the declaration of
+# every table (`memory.schema`); so does what the census may read.
+_SCOPED = SCOPED
 _WORD = re.compile(r"[A-Za-z_]+")
+_LITERAL = re.compile(r"'[^']*'")
+_ALIAS = re.compile(r"\bAS\s+([A-Za-z_]+)", re.IGNORECASE)
+# The words of SQL the census's statements use; anything else they name must be declared.
+_SQL_WORDS = frozenset((
+    "select", "from", "where", "and", "or", "not", "in", "is", "null", "as", "distinct", "count",
+    "max", "min", "sum", "avg", "total", "group", "by", "order", "asc", "desc", "limit", "join",
+    "on", "left", "inner", "cross", "case", "when", "then", "else", "end", "like", "escape",
+    "between", "exists", "coalesce", "ifnull", "length", "abs", "substr", "instr", "lower",
+    "upper", "date", "datetime", "julianday", "strftime", "cast", "integer", "real",
+))
+
+
+def _aliases(source_words: Sequence[str]) -> set[str]:
+    """The aliases a census source gives its tables ("evidence_turns et JOIN turns t")."""
+    out = set()
+    for before, word in itertools.pairwise(source_words):
+        if declared(before) is not None and declared(word) is None and word not in _SQL_WORDS:
+            out.add(word)
+    return out
 
 # Rows a member is shown by name get an opaque one, `ref(kind, id)` in SQL: a keyed digest of
 # the row's own key, so no name tells how many rows came before it or what others said
@@ -458,10 +460,21 @@ class Census:
         order: str | None = None,
         limit: int | None = None,
     ) -> list[Row]:
-        said = " ".join((source, columns, where, group or "", order or ""))
+        said = _LITERAL.sub("''", " ".join((source, columns, where, group or "", order or "")))
         words = {w.casefold() for w in _WORD.findall(said)}
         if "*" in columns.replace("count(*)", "") or words & CONTENT_COLUMNS:
             raise ValueError(f"the census reads no content: {columns!r} from {source!r}")
+        # An allowlist: every name is a declared table, an alias given here, a word of SQL, or
+        # a column `memory.schema` declares as holding no words.
+        named = [w.casefold() for w in _WORD.findall(_LITERAL.sub("''", source))]
+        tables = {w for i, w in enumerate(named) if i == 0 or named[i - 1] in ("join", "from")}
+        undeclared = {t for t in tables if declared(t) is None}
+        if undeclared:
+            raise ValueError(f"the census reads only declared tables: {sorted(undeclared)}")
+        aliases = _aliases(named) | {a.casefold() for a in _ALIAS.findall(columns)}
+        unknown = words - METADATA_COLUMNS - _SQL_WORDS - tables - aliases
+        if unknown:
+            raise ValueError(f"the census reads only declared metadata: {sorted(unknown)}")
         sql = f"SELECT {columns} FROM {source} WHERE {where}"
         if group:
             sql += f" GROUP BY {group}"

@@ -141,8 +141,9 @@ def test_no_module_selects_remembered_content_except_the_gate() -> None:
         f"{path.relative_to(ROOT)}:{line}"
         for path in _sources("memory")
         # The schema's own steps may rebuild an index from its table: they run at open,
-        # before any reader, and hand nothing to anyone.
-        if path.name not in {"gate.py", "migrations.py"}
+        # before any reader, and hand nothing to anyone. The declaration of the tables holds
+        # the wall's subqueries, which only the gate runs.
+        if path.name not in {"gate.py", "migrations.py", "schema.py"}
         for line in _content_selects(path.read_text())
     ]
     assert offenders == []

@@ -20,6 +20,7 @@ from memory import (
     SHARED,
     AccessContext,
     Activity,
+    E5Embedder,
     InvalidRequest,
     Memory,
     Person,
@@ -380,3 +381,83 @@ async def test_members_private_beliefs_stay_apart(tmp_path: Path) -> None:
         assert owner == [] and group == []
     finally:
         await memory.close()
+
+
+# The same promise for facts no listed word gives away, in four languages: a diagnosis or a
+# medicine said plainly, a secret given by its shape. Their class comes from the shape rules or
+# from the meaning of the line (`memory.sensing`, under the default embedder); either way the
+# lens must then hold them exactly as the table says.
+UNLISTED: dict[str, dict[str, str]] = {
+    "bob": {
+        H: "Bob was treated for chlamydia at the walk-in on Friday",
+        C: "Para desactivar la alarma de Bob, marca 48213 en el panel",
+    },
+    "alice": {
+        H: "Papi prend du lithium tous les matins depuis son dernier épisode",
+        C: "Zum Entschärfen von Alices Alarmanlage 51977 am Tastenfeld eingeben",
+    },
+    "olivia": {
+        H: "Olivia's scan showed a stage 3 lymphoma and she sees the oncologist on Tuesdays",
+    },
+    SHARED: {
+        C: "Netflix account: family.hale@example.com with Gooseberry77",
+        H: "Grandpa takes lithium every morning since his last episode",
+    },
+}
+
+
+@pytest.fixture
+async def unlisted(tmp_path: Path, e5: E5Embedder) -> AsyncIterator[World]:
+    home = await make_household(tmp_path / "hearth.db", embedder=e5)
+    memory = home.memory
+    ids: dict[tuple[str, str], int] = {}
+    turns: dict[tuple[str, str], int] = {}
+    try:
+        for owner, facts in UNLISTED.items():
+            teller = home.owner if owner == SHARED else _person(home, owner)
+            scope = SHARED if owner == SHARED else private_scope(teller.person_id)
+            for klass, text in facts.items():
+                outcome = await memory.beliefs.remember(teller.person_id, text,
+                                                        shared=owner == SHARED)
+                assert outcome.belief_id is not None
+                ids[(owner, klass)] = outcome.belief_id
+                chat = "group:-100" if owner == SHARED else f"dm:{teller.telegram_id}"
+                turns[(owner, klass)] = await memory.transcript.append(
+                    chat_id=chat, speaker_id=teller.person_id, role=Role.USER, scope=scope,
+                    text=text)
+        yield World(home, ids, turns, {v: k for k, v in ids.items()},
+                    {v: k for k, v in turns.items()}, granted=False)
+    finally:
+        await memory.close()
+
+
+async def test_facts_no_listed_word_gives_away_are_stored_under_their_class(
+    unlisted: World,
+) -> None:
+    home = unlisted.home
+    for owner, facts in UNLISTED.items():
+        viewer = home.owner if owner == SHARED else _person(home, owner)
+        scope = SHARED if owner == SHARED else private_scope(viewer.person_id)
+        seen = {b.belief_id: b.sensitivity for b in await home.memory.beliefs.in_scope(
+            home.dm(viewer, Activity.MEMBER_INSPECT), scope)}
+        for klass in facts:
+            assert seen[unlisted.ids[(owner, klass)]] == Sensitivity(klass), facts[klass]
+
+
+@pytest.mark.parametrize("reader", READERS, ids=lambda r: r.label)
+async def test_facts_no_listed_word_gives_away_are_hydrated_only_where_allowed(
+    unlisted: World, reader: Reader,
+) -> None:
+    memory = unlisted.home.memory
+    ctx = reader.context(unlisted.home)
+    for (owner, klass), _ in unlisted.ids.items():
+        text = UNLISTED[owner][klass]
+        handed = await memory.recall.recollect(ctx, text, unrelated=True)
+        beliefs = {unlisted.by_id[r.belief.belief_id] for r in handed if hasattr(r, "belief")}
+        lines = {unlisted.turn_by_id[r.turn.turn_id] for r in handed if hasattr(r, "turn")}
+        for found in beliefs | lines:
+            assert oracle(reader, found[0], found[1], granted=False), (reader.label, found)
+        if oracle(reader, owner, klass, granted=False) and reader.activity in (
+            Activity.DM_CONVERSATION, Activity.MEMBER_INSPECT
+        ):
+            assert (owner, klass) in beliefs | lines, (reader.label, text)  # positive control

@@ -629,13 +629,8 @@ class BeliefBook:
             now = self._now()
             usable = {b.belief_id: b for b in
                       (belief_from_row(r, now) for r in await read.usable(rows))}
-            marks = ", ".join("?" for _ in usable) or "NULL"
-            edges = await read.tx.fetchall(
-                f"SELECT low_id, high_id FROM contradictions WHERE low_id IN ({marks})"
-                f" AND high_id IN ({marks}) ORDER BY low_id, high_id",
-                (*usable, *usable),
-            )
-            pairs = [(usable[int(e["low_id"])], usable[int(e["high_id"])]) for e in edges]
+            edges = await read.contradiction_edges(list(usable))
+            pairs = [(usable[low], usable[high]) for low, high in edges]
             ids = sorted({b.belief_id for pair in pairs for b in pair})
             read.returned(ids, [usable[i].scope for i in ids])
         return pairs

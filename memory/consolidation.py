@@ -34,7 +34,7 @@ from memory.models import (
     check_scope,
     scope_owner,
 )
-from memory.store import Store, Tx
+from memory.store import Store
 from memory.transcript import turn_from_row
 
 # A scheduled tick consolidates a scope when this many lines wait, or when its chat has been
@@ -263,11 +263,9 @@ def assertions_from(
     return out
 
 
-async def _watermark(tx: Tx, scope: str) -> int:
-    return int(await tx.scalar(
-        "SELECT coalesce((SELECT through_turn_id FROM consolidation_marks WHERE scope = ?), 0)",
-        (scope,),
-    ))
+async def _watermark(census: Census, scope: str) -> int:
+    through = await census.value("consolidation_marks", "through_turn_id", "scope = ?", (scope,))
+    return 0 if through is None else int(str(through))
 
 
 class ConsolidationBook:
@@ -298,7 +296,7 @@ class ConsolidationBook:
         check_scope(scope)
         ctx = AccessContext.for_batch(scope, "consolidate the next pending batch of one scope")
         async with self._gate.read(ctx, "consolidation_batch", scope) as read:
-            after = await _watermark(read.tx, scope)
+            after = await _watermark(read.census(), scope)
             rows = await read.select("turns", "scope = ? AND turn_id > ?", (scope, after),
                                      order="turn_id", limit=max(1, limit))
             allowed = await read.usable(rows)
@@ -322,7 +320,7 @@ class ConsolidationBook:
         if any(item.scope != batch.scope for item in items):
             raise InvalidRequest("a batch's extractions belong to the batch's own scope")
         async with self._store.transaction() as tx:
-            if await _watermark(tx, batch.scope) != batch.after_turn_id:
+            if await _watermark(Census(tx), batch.scope) != batch.after_turn_id:
                 return None
             outcomes = await self._beliefs.assert_in(tx, items)
             await tx.execute(

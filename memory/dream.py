@@ -234,7 +234,7 @@ class DreamBook:
                 rows = await read.beliefs("b.scope = ? AND b.superseded_by IS NULL", (scope,))
                 usable = await read.usable(rows)
                 near = self._vectors.near(scope, self._vectors.same_thing)
-                totals.add(await dream_scope(Lane(read.tx, scope), usable, near, now))
+                totals.add(await dream_scope(read.lane(scope), usable, near, now))
                 ids = [int(r["belief_id"]) for r in usable]
                 read.returned(ids, [scope] * len(ids))
         report = {

@@ -46,14 +46,14 @@ def like_escape(text: str) -> str:
 
 
 async def forget_matching(
-    tx: Tx, *, scope: str, needle: str, secret: bytes, now: str
+    lane: Lane, *, needle: str, secret: bytes, now: str
 ) -> list[int]:
     """Forget every belief of `scope` whose normalised proposition contains `needle`, and the
     words themselves (`needle`, and each belief's distinctive words) from every line, summary
     and goal of the scope, whether or not the tick has consolidated them yet: forgetting right
     after saying something leaves it nowhere. A tombstone for the words themselves refuses a
     background re-creation of exactly them from older material."""
-    lane = Lane(tx, scope)
+    tx, scope = lane.tx, lane.scope
     rows = await lane.select(
         "beliefs", "norm LIKE ? ESCAPE '\\'", (f"%{like_escape(needle)}%",),
         columns="belief_id, proposition, norm", order="belief_id",
@@ -356,7 +356,7 @@ class ForgetBook:
         A count of the reader's own scope, receipted."""
         scope, needle = await self._target(ctx, text, shared=shared)
         async with self._gate.read(ctx, "forget_mentions", text) as read:
-            return await count_mentions(Lane(read.tx, scope), needle)
+            return await count_mentions(read.lane(scope), needle)
 
     async def forget(self, ctx: AccessContext, text: str, *, shared: bool = False) -> int:
         """Forget this member's beliefs whose proposition contains `text` (the owner may, with
@@ -364,7 +364,7 @@ class ForgetBook:
         how many beliefs; the text is never stored."""
         scope, needle = await self._target(ctx, text, shared=shared)
         async with self._gate.read(ctx, "forget", text) as read:
-            gone = await forget_matching(read.tx, scope=scope, needle=needle,
+            gone = await forget_matching(read.lane(scope), needle=needle,
                                          secret=self._secret, now=read.now)
             read.returned(gone, [scope] * len(gone))
         self._vectors.remove(gone)

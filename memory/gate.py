@@ -130,7 +130,7 @@ class Read:
     what the receipt will name."""
 
     def __init__(self, tx: Tx, ctx: AccessContext, now: str) -> None:
-        self.tx = tx
+        self._tx = tx
         self.ctx = ctx
         self.now = now
         self.ids: list[int] = []
@@ -138,6 +138,25 @@ class Read:
         self.suppressed = 0
         self.others: dict[str, tuple[list[int], list[str]]] = {}
         self._grants: list[Grant] | None = None
+
+    def lane(self, scope: str) -> Lane:
+        """One scope's lane inside this read's transaction, for the write path that follows
+        the read (a forget, a dream's merges): only a scope the reader may see."""
+        if not wall.is_visible(self.ctx, scope):
+            raise ValueError(f"a read for {self.ctx.actor} has no lane into {scope!r}")
+        return Lane(self._tx, scope)
+
+    def census(self) -> Census:
+        """The machinery's view, inside this read's transaction: no words, ids and times."""
+        return Census(self._tx)
+
+    async def contradiction_edges(self, ids: Sequence[int]) -> list[tuple[int, int]]:
+        """The contradictions between two of these beliefs (ids the reader already has)."""
+        marks = ", ".join("?" for _ in ids) or "NULL"
+        rows = await self._tx.fetchall(
+            f"SELECT low_id, high_id FROM contradictions WHERE low_id IN ({marks})"
+            f" AND high_id IN ({marks}) ORDER BY low_id, high_id", (*ids, *ids))
+        return [(int(r["low_id"]), int(r["high_id"])) for r in rows]
 
     def wall(self, column: str = "scope") -> wall.Predicate:
         return wall.predicate(self.ctx, column)
@@ -173,12 +192,12 @@ class Read:
             columns = f"*, ref('{kind}', {key}) AS ref"
         sql = _select(columns, table, f"{scoped} AND ({where})", order, limit)
         tail = () if limit is None else (limit,)
-        return await self.tx.fetchall(sql, (*rule.params, *params, *tail))
+        return await self._tx.fetchall(sql, (*rule.params, *params, *tail))
 
     async def members(self) -> dict[str, str]:
         """The household's roster, person id to name: who a question or a line may name. Not
         remembered content (every member sees the names in the group), so not receipted."""
-        rows = await self.tx.fetchall("SELECT person_id, name FROM people ORDER BY person_id")
+        rows = await self._tx.fetchall("SELECT person_id, name FROM people ORDER BY person_id")
         return {str(r["person_id"]): str(r["name"]) for r in rows}
 
     async def beliefs(
@@ -206,12 +225,12 @@ class Read:
             f"  WHERE {rule.sql} AND ({where}) ORDER BY {order} LIMIT ?)"
             f" ORDER BY {order}"
         )
-        return await self.tx.fetchall(sql, (*other.params, *rule.params, *params, limit))
+        return await self._tx.fetchall(sql, (*other.params, *rule.params, *params, limit))
 
     async def contradicting(self, belief_id: int) -> tuple[int, ...]:
         """Ids of the beliefs this reader may see that contradict `belief_id`."""
         other = self.wall("o.scope")
-        rows = await self.tx.fetchall(
+        rows = await self._tx.fetchall(
             "SELECT o.belief_id FROM contradictions c JOIN beliefs o ON o.belief_id ="
             " CASE WHEN c.low_id = ? THEN c.high_id ELSE c.low_id END"
             f" WHERE (c.low_id = ? OR c.high_id = ?) AND {other.sql} ORDER BY o.belief_id",
@@ -227,7 +246,7 @@ class Read:
             return {}
         rule, heard = self.wall("b.scope"), self.wall("t.scope")
         marks = ", ".join("?" for _ in belief_ids)
-        rows = await self.tx.fetchall(
+        rows = await self._tx.fetchall(
             "SELECT e.belief_id, et.turn_id, t.speaker_id,"
             " CASE WHEN e.source LIKE 'statement:%' THEN e.source END AS statement"
             " FROM evidence e JOIN beliefs b ON b.belief_id = e.belief_id"
@@ -257,7 +276,7 @@ class Read:
         rule = self.wall("p.scope")
         marks = ", ".join("?" for _ in line_ids)
         side, nearest = (">", "ASC") if later else ("<", "DESC")
-        rows = await self.tx.fetchall(
+        rows = await self._tx.fetchall(
             "SELECT p.*, ref('line', p.turn_id) AS ref, t.turn_id AS line"
             " FROM turns t JOIN turns p ON p.turn_id IN (SELECT q.turn_id FROM turns q"
             f"  WHERE q.chat_id = t.chat_id AND q.turn_id {side} t.turn_id"
@@ -298,7 +317,7 @@ class Read:
         ctes = [f"m{i} AS MATERIALIZED ({newest})" for i, _ in enumerate(matches)]
         sql = ("WITH " + ", ".join(ctes) + " " if ctes else "") + "SELECT " + ", ".join(columns)
         head = [p for match in matches for p in (match, *rule.params, cap + 1)]
-        row = await self.tx.fetchone(sql, (*head, *params))
+        row = await self._tx.fetchone(sql, (*head, *params))
         if row is None:
             raise ValueError("a count gave no row")
         found = Keyword(documents=int(row[0]))
@@ -330,7 +349,7 @@ class Read:
                 f" n.sensitivity AS new_class FROM replacements r"
                 f" JOIN {tier} o ON o.{key} = r.old_id JOIN {tier} n ON n.{key} = r.new_id"
                 f" WHERE r.tier = ? AND {rule.sql} AND r.{{side}} IN ({marks})")
-        rows = await self.tx.fetchall(
+        rows = await self._tx.fetchall(
             pick.format(side="old_id") + " UNION " + pick.format(side="new_id"),
             (tier, *rule.params, *ids, tier, *rule.params, *ids))
         grants = await self.grants()
@@ -343,7 +362,7 @@ class Read:
         log keeps it: (tier, id, verdict, why) each, ids the reader must still read through
         the wall. [] when she has not replied there, or the reply is not theirs to see."""
         rule = self.wall("t.scope")
-        row = await self.tx.fetchone(
+        row = await self._tx.fetchone(
             "SELECT l.memories FROM turns t JOIN turn_log l ON l.turn_id = t.turn_id"
             f" WHERE t.chat_id = ? AND t.role = 'assistant' AND {rule.sql}"
             " ORDER BY t.turn_id DESC LIMIT 1", (chat_id, *rule.params))
@@ -356,7 +375,7 @@ class Read:
                      order: str = "seq", limit: int = -1) -> list[Row]:
         """Receipts this reader may list (`wall.ledger_predicate`)."""
         rule = wall.ledger_predicate(self.ctx)
-        return await self.tx.fetchall(
+        return await self._tx.fetchall(
             f"SELECT * FROM receipts WHERE {rule.sql} AND ({where}) ORDER BY {order} LIMIT ?",
             (*rule.params, *params, limit),
         )
@@ -378,7 +397,7 @@ class Read:
         decides which of them open anything). Their notes are not read."""
         if self._grants is None:
             rule = self.wall()
-            rows = await self.tx.fetchall(
+            rows = await self._tx.fetchall(
                 f"SELECT {GRANT_COLUMNS} FROM grants WHERE {rule.sql} AND activity = ?"
                 " AND revoked_at IS NULL",
                 (*rule.params, self.ctx.activity.value),

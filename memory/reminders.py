@@ -346,12 +346,11 @@ class ReminderBook:
             raise InvalidRequest("a member's reminders are listed for that member only")
         since = (self._now() - AGAIN_WITHIN).isoformat()
         async with self._gate.read(ctx, "reminders") as read:
-            rows = await read.tx.fetchall(
-                f"SELECT {_COLUMNS} FROM reminders WHERE person_id = ? AND (state = 'scheduled'"
-                " OR (state = 'done' AND kind = 'reminder' AND snoozed = 0 AND recurrence IS NULL"
-                " AND updated_at >= ?)) ORDER BY state DESC, due_at, reminder_id",
-                (ctx.person_id, since),
-            )
+            rows = await read.census().select(
+                "reminders", _COLUMNS,
+                "person_id = ? AND (state = 'scheduled' OR (state = 'done' AND kind = 'reminder'"
+                " AND snoozed = 0 AND recurrence IS NULL AND updated_at >= ?))",
+                (ctx.person_id, since), order="state DESC, due_at, reminder_id")
             reminders = [_reminder(r) for r in rows]
             goal_ids = [r.goal_id for r in reminders if r.goal_id is not None]
             marks = ", ".join("?" for _ in goal_ids)

@@ -225,3 +225,18 @@ def test_every_memo_of_text_is_one_a_forget_empties() -> None:
                     if name in {"lru_cache", "cache"}:
                         memos.add(f"{path.relative_to(ROOT)}:{node.name}")
     assert memos == NOT_TEXT_CACHES
+
+
+def test_no_module_reaches_into_a_reads_transaction_or_makes_a_read() -> None:
+    """A read's transaction is the gate's: what it reads is walled and receipted there, and a
+    write that follows a read goes through a lane the read hands out (`Read.lane`)."""
+    reaching = re.compile(r"\bread\._?tx\b|\bRead\(")
+    offenders = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for package in ("memory", "soul", "bot")
+        for path in _sources(package)
+        if path.name != "gate.py"
+        for n, line in enumerate(path.read_text().splitlines(), start=1)
+        if reaching.search(line)
+    ]
+    assert offenders == []

@@ -6,7 +6,7 @@ example lines (`bench/sensitivity/<language>.json`: household chat, written for 
 class in every language, near misses among the ordinary ones), and picks the `bar` a class's
 probability must reach: the lowest at which, each language judged by a model fitted on the
 others, at least `--precision` of the lines it raises are right. Then it fits on every
-language and writes `memory/sensing/<embedder>.json`.
+language and writes `memory/sensing_weights/<embedder>.json`.
 
 It reports, per language and class, precision and recall on examples the model was not fitted
 on: each training language left out in turn, then the classifier's test corpus (sentences
@@ -140,7 +140,8 @@ def run(args: argparse.Namespace) -> None:
     }) + "\n", encoding="utf-8")
     senser_for.cache_clear()
     fitted = senser_for(embedder.name)
-    assert fitted is not None
+    if fitted is None:
+        raise SystemExit(f"{path} was written but does not load")
     print("\nthe word rules' test corpus (never fitted on)")
     print(header())
     summary: dict[str, Any] = {}

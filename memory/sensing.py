@@ -6,9 +6,9 @@ said without a listed word ("takes lithium every morning since his last episode"
 in a language they do not know passes them as ordinary. This is the second reader: a linear
 model (multinomial logistic regression) over the embedding the row gets anyway for recall,
 fitted by `python -m bench.fit_sensing` on the project's own example lines in several
-languages (`bench/sensitivity/`) and shipped as `sensing/<embedder>.json`. A class is given
-when its fitted probability reaches the file's `bar`, chosen when fitting for precision on
-examples the model was not fitted on. It only ever raises a row's class, after the word rules
+languages (`bench/sensitivity/`) and shipped as `sensing_weights/<embedder>.json`. A class is
+given when its fitted probability reaches the file's `bar`, chosen when fitting for precision
+on examples the model was not fitted on. It only ever raises a row's class, after the word rules
 gave theirs: of the two readings, the more private one stands (`more_private`), and a member's
 own override (`sensitivity_overrides`) is never second-guessed.
 
@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from memory.models import Sensitivity
 
-WEIGHTS = Path(__file__).resolve().with_name("sensing")
+WEIGHTS = Path(__file__).resolve().with_name("sensing_weights")
 # Most private first: of two readings of one line, the one earlier here stands.
 PRIVACY_ORDER: tuple[Sensitivity, ...] = (
     Sensitivity.CREDENTIALS, Sensitivity.HEALTH, Sensitivity.FINANCE, Sensitivity.ORDINARY,

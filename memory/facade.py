@@ -86,7 +86,7 @@ class Memory:
         self.goals = GoalBook(store, gate, self.people, now)
         self.reminders = ReminderBook(store, gate, self.goals, now)
         self.preferences = PreferenceBook(store, now)
-        self.summaries = SummaryBook(store, gate, now, self.vectors.sense)
+        self.summaries = SummaryBook(store, gate, now)
         self.consolidation = ConsolidationBook(store, gate, self.beliefs, now)
         self.dream = DreamBook(store, gate, self.people, self.vectors, now)
         self.forgetting = ForgetBook(store, gate, self.people, self.vectors,

@@ -6,44 +6,35 @@ Must not: mix scopes in one summary, or return one the reader's wall or lens hol
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime
 
 from memory.classifier import classify
 from memory.gate import Gate
-from memory.models import AccessContext, Sensitivity, Summary, check_scope
+from memory.models import AccessContext, Summary, check_scope
 from memory.secrets import mask_secrets
-from memory.sensing import more_private
 from memory.store import Store
 
 
 class SummaryBook:
     """`memory.summaries`."""
 
-    def __init__(self, store: Store, gate: Gate, now: Callable[[], datetime],
-                 sense: Callable[[str], Awaitable[Sensitivity | None]] | None = None) -> None:
+    def __init__(self, store: Store, gate: Gate, now: Callable[[], datetime]) -> None:
         self._store = store
         self._gate = gate
         self._now = now
-        self._sense = sense  # the class by meaning (`VectorBook.sense`)
 
     async def write(self, scope: str, chat_id: str, text: str, through_turn_id: int) -> None:
         """Store a rolling summary under the scope of what it was made from."""
         check_scope(scope)
         masked = mask_secrets(text.strip())
-        # What the words say, or what the meaning says when it is more private: a summary of
-        # private lines keeps their class even when it words them afresh.
-        sensitivity = classify(masked)
-        sensed = None if self._sense is None else await self._sense(masked)
-        if sensed is not None:
-            sensitivity = more_private(sensitivity, sensed)
         async with self._store.transaction() as tx:
             await tx.execute(
                 "INSERT INTO summaries(scope, chat_id, text, sensitivity, through_turn_id,"
                 " updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(scope, chat_id) DO UPDATE"
                 " SET text = excluded.text, sensitivity = excluded.sensitivity,"
                 " through_turn_id = excluded.through_turn_id, updated_at = excluded.updated_at",
-                (scope, chat_id, masked, sensitivity.value, through_turn_id,
+                (scope, chat_id, masked, classify(masked).value, through_turn_id,
                  self._now().isoformat()),
             )
 

@@ -26,7 +26,7 @@ from threadpoolctl import threadpool_limits
 from memory import wall
 from memory.embedder import Embedder
 from memory.gate import Census, Lane
-from memory.models import REDACTED, AccessContext, Sensitivity
+from memory.models import REDACTED, AccessContext
 from memory.sensing import Senser, less_private_than, senser_for
 from memory.store import Store, Tx
 from memory.terms import forget_cached_texts
@@ -300,17 +300,6 @@ class VectorBook:
     @property
     def _senser(self) -> Senser | None:
         return None if self.embedder is None else senser_for(self.embedder.name)
-
-    async def sense(self, text: str) -> Sensitivity | None:
-        """The class the fitted reader gives a text's meaning (`memory.sensing`), for rows that
-        are never embedded for recall (a chat's rolling summary); None when it finds nothing
-        private, or without an embedder fitted for it."""
-        senser = self._senser
-        vectors = None if senser is None else await self.embed([text])
-        if senser is None or vectors is None:
-            return None
-        (sensed,) = senser.read(vectors)
-        return None if sensed is None else sensed.sensitivity
 
     async def off_loop(self, fn: Callable[[], T]) -> T:
         """Run CPU work in memory's own thread, never on the event loop."""

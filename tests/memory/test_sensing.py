@@ -111,15 +111,3 @@ async def test_without_fitted_weights_for_the_embedder_the_word_rules_alone_deci
         assert line.sensitivity is Sensitivity.ORDINARY
     finally:
         await household.memory.close()
-
-
-async def test_a_summary_that_words_a_private_matter_afresh_keeps_its_class(
-    home: Household,
-) -> None:
-    m = home.memory
-    text = "Bob talked about being treated for chlamydia at the walk-in on Friday."
-    assert classify(text) is Sensitivity.ORDINARY
-    await m.summaries.write(SHARED, "group:1", text, 1)
-    assert await m.summaries.get(home.group(), "group:1") is None  # not for the group's work
-    kept = await m.summaries.get(home.dm(home.bob), "group:1")
-    assert kept is not None and kept.sensitivity is Sensitivity.HEALTH

@@ -61,8 +61,9 @@ from pathlib import Path
 
 from bench.report import print_report
 from memory import Memory, make_embedder
+from soul.embedded import EmbeddedModel
 from soul.files import PROFILES, Soul, load_soul
-from soul.model import EmbeddedModel, Gateway, ModelConfig, with_model
+from soul.model import Gateway, ModelConfig, with_model
 from soul.turn import chat_id_for, respond
 
 MEMBER = "Maya"

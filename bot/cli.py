@@ -706,7 +706,8 @@ async def _model(settings: Settings, soul: Soul) -> AsyncIterator[Gateway]:
     """The gateway to the configured endpoint, or to the embedded model started for it,
     sampling as the soul's profile says; closed (and the embedded server stopped) on the way
     out, whatever happens."""
-    from soul.model import EmbeddedModel, Gateway, with_model  # noqa: PLC0415
+    from soul.embedded import EmbeddedModel  # noqa: PLC0415
+    from soul.model import Gateway, with_model  # noqa: PLC0415
 
     embedded: EmbeddedModel | None = None
     gateway: Gateway | None = None
@@ -839,12 +840,9 @@ def _model_config(settings: Settings) -> ModelConfig | None:
 async def _doctor_soul_and_model(
     settings: Settings, report: Callable[[str, str], None]
 ) -> None:
+    from soul.embedded import embedded_model_file  # noqa: PLC0415
     from soul.files import load_soul  # noqa: PLC0415 -- only doctor and chat load the soul
-    from soul.model import (  # noqa: PLC0415
-        embedded_model_file,
-        listed_models,
-        with_model,
-    )
+    from soul.model import listed_models, with_model  # noqa: PLC0415
 
     try:
         soul = load_soul(settings.soul_dir)

@@ -393,7 +393,8 @@ class Dialogue:
         return answer
 
     def _bundled(self) -> ModelChoice:
-        from soul.model import ModelError, embedded_model_file  # noqa: PLC0415
+        from soul.embedded import embedded_model_file  # noqa: PLC0415
+        from soul.model import ModelError  # noqa: PLC0415
 
         try:
             gguf = embedded_model_file()

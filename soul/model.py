@@ -56,6 +56,7 @@ from soul.structured import strict_schema, unfenced
 
 __all__ = [
     "Gateway",
+    "Listing",
     "ModelConfig",
     "ModelError",
     "UnusableAnswer",
@@ -146,21 +147,56 @@ def model_config_from(
     return ModelConfig(base_url=base_url.strip(), api_key=key, model=(model or "").strip())
 
 
+@dataclass(frozen=True)
+class Listing:
+    """What GET /models said: its HTTP status and, when it listed any, the model ids."""
+
+    status: int
+    ids: list[str] | None = None
+
+
+async def probe_models(base_url: str, api_key: str | None, timeout_s: float = 5.0) -> Listing:
+    """One GET of {base_url}/models, with the key when there is one: what `hearth init` and
+    `hearth doctor` check a server by, and what `with_model` asks. ModelError, in one line,
+    when nothing answers there; any HTTP answer is a `Listing` (the server's own error text is
+    never kept: servers echo requests, and keys, back)."""
+    url = base_url.rstrip("/") + "/models"
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        async with httpx.AsyncClient(timeout=timeout_s) as client:
+            response = await client.get(url, headers=headers)
+    except httpx.HTTPError as exc:
+        raise ModelError(f"cannot reach {base_url} ({type(exc).__name__}): is the server "
+                         "running, and is the address right?") from None
+    if response.status_code != httpx.codes.OK:
+        return Listing(response.status_code)
+    try:
+        data = response.json().get("data")
+        ids = [str(item["id"]) for item in data] if isinstance(data, list) else None
+    except (ValueError, KeyError, TypeError, AttributeError):
+        ids = None
+    return Listing(response.status_code, ids)
+
+
 async def listed_models(config: ModelConfig, timeout_s: float = 5.0) -> list[str]:
     """The model ids the endpoint lists (one GET of /models); ModelError, in one line, when it
     cannot be reached or refuses."""
-    url = config.base_url.rstrip("/") + "/models"
+    listing = await probe_models(config.base_url, config.api_key, timeout_s)
+    if listing.status >= httpx.codes.BAD_REQUEST:
+        raise ModelError(f"{config.base_url} answered HTTP {listing.status}")
+    return listing.ids or []
+
+
+async def answers_once(config: ModelConfig) -> None:
+    """One tiny chat completion (one token, one attempt) through the gateway: for a server that
+    lists no models, whether it answers as `config.model`. ModelError, in one line, when not."""
+    gateway = Gateway(dataclasses.replace(config, attempts=1))
     try:
-        async with httpx.AsyncClient(timeout=timeout_s) as client:
-            response = await client.get(url, headers={"Authorization": f"Bearer {config.api_key}"})
-    except httpx.HTTPError as exc:
-        raise ModelError(f"cannot reach {config.base_url} ({type(exc).__name__})") from None
-    if response.status_code >= 400:
-        raise ModelError(f"{config.base_url} answered HTTP {response.status_code}")
-    try:
-        return [str(item["id"]) for item in response.json().get("data") or []]
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return []
+        await gateway.reply([{"role": "user", "content": "Say OK."}], max_tokens=1)
+    except UnusableAnswer:
+        pass  # it answered, as that model; one token need not be a sayable reply
+    finally:
+        await gateway.aclose()
 
 
 async def with_model(config: ModelConfig, timeout_s: float = 5.0) -> ModelConfig:

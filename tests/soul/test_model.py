@@ -33,7 +33,9 @@ from soul.model import (
     ModelConfig,
     ModelError,
     UnusableAnswer,
+    answers_once,
     model_config_from,
+    probe_models,
     with_model,
 )
 from tests.support.model_server import (
@@ -460,6 +462,18 @@ async def test_without_hearth_model_the_servers_first_model_is_used() -> None:
         assert found.model == "served-model"
     with pytest.raises(ModelError, match="HEARTH_MODEL is not set"):
         await with_model(model_config_from("http://127.0.0.1:9/v1", None, None))  # type: ignore[arg-type]
+
+
+async def test_the_gateways_probe_says_what_a_server_lists_and_one_tiny_answer_proves_it(
+) -> None:
+    async with ModelServer(scripted("OK"), model="served-model") as server:
+        listing = await probe_models(server.base_url, None)
+        assert (listing.status, listing.ids) == (200, ["served-model"])
+        await answers_once(model_config_from(server.base_url, None, "served-model"))  # type: ignore[arg-type]
+        assert [r["max_tokens"] for r in server.requests] == [1]
+        assert (await probe_models(server.base_url.removesuffix("/v1"), None)).status == 404
+    with pytest.raises(ModelError, match=r"cannot reach http://127\.0\.0\.1:9/v1"):
+        await probe_models("http://127.0.0.1:9/v1", KEY)
 
 
 # --- structured output ---------------------------------------------------------------------------

@@ -12,7 +12,11 @@ content table written anywhere but here):
   nothing to a reader, so it writes no receipt. Evidence never crosses scopes because a lane
   cannot see another scope.
 - `Census(tx)` is the machinery's view across scopes: ids, counts, times, scopes and
-  watermarks. It refuses any content column (`CONTENT_COLUMNS`) and `*`.
+  watermarks. It reads only tables `memory.schema` declares and only the columns declared to
+  hold no words; it refuses any content column (`CONTENT_COLUMNS`) and `*`.
+
+A read's transaction is the gate's: a write that follows a read takes its lane from the read
+(`Read.lane`), and no other module reaches into it (tests/test_architecture.py).
 """
 
 from __future__ import annotations

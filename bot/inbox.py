@@ -202,8 +202,9 @@ class DurableQueue(asyncio.Queue[object]):
     async def _tell_trouble(self, intake: Intake, update: Update) -> None:
         """A member's message cannot be kept (the disk full, the database locked past its
         bound): their chat hears once that she has it and will answer, and the owner once per
-        outage what to look at. A stranger hears nothing; neither does anyone when even
-        reading fails (whether they are a member cannot be told then)."""
+        outage what to look at. A stranger's chat hears nothing, and neither does any chat when
+        even reading fails (whether its sender is a member cannot be told then); the owner is
+        told either way."""
         if self.tell is None:
             return
         chat = update.effective_chat

@@ -139,13 +139,18 @@ class RecallBook:
         terms = query_terms(query, cand.QUERY_TERMS)
         now = self._now()
         when = (now if as_of is None else as_utc(as_of)).isoformat()
-        # The question's meaning embeds on memory's CPU thread while the database thread reads
-        # the keyword statistics (a question of stopwords and signs alone asks about nothing).
+        # The question's meaning embeds on memory's CPU thread (a question of stopwords and signs
+        # alone asks about nothing), without the names the last recall read.
         meaning = None if self._roster is None or not terms else self._roster.without_names(query)
         embedding = None if meaning is None else asyncio.ensure_future(
             self._vectors.similar(ctx, meaning, cand.CANDIDATES))
         judge = self.judge
         try:
+            if embedding is not None:
+                # The question's meaning is awaited before the read opens: a read holds the
+                # database (its transaction) until it closes, and an embedding awaited inside it
+                # kept every other member's turn waiting on this one's 15-25 ms of CPU.
+                await asyncio.wait([embedding])
             async with self._gate.read(ctx, method, query) as read:
                 roster = Roster(await read.members())
                 self._roster = roster

@@ -26,7 +26,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 
-from telegram import Bot, Update
+from telegram import Bot, Chat, Update, User
 from telegram.constants import ChatType
 from telegram.error import TelegramError
 
@@ -38,6 +38,17 @@ log = logging.getLogger("hearth.bot")
 _GROUPS = frozenset({ChatType.GROUP, ChatType.SUPERGROUP})
 _RETRY_FIRST_S = 0.5
 _RETRY_MAX_S = 10.0
+
+
+def _sender(update: Update) -> tuple[User, Chat] | None:
+    """Who sent an update and where, when it is a person's in a private chat or a group: the
+    only updates the inbox may keep."""
+    user, chat = update.effective_user, update.effective_chat
+    if user is None or chat is None or user.is_bot or not (
+        chat.type == ChatType.PRIVATE or chat.type in _GROUPS
+    ):
+        return None
+    return user, chat
 
 
 class Intake:
@@ -57,11 +68,10 @@ class Intake:
     async def receive(self, update: Update) -> bool:
         """Write a member's update to the inbox; True when the application should work on it
         now (a stranger's, or a member's seen for the first time)."""
-        user, chat = update.effective_user, update.effective_chat
-        if user is None or chat is None or user.is_bot or not (
-            chat.type == ChatType.PRIVATE or chat.type in _GROUPS
-        ):
+        sender = _sender(update)
+        if sender is None:
             return True  # nobody to serve: the gatekeeper drops it, nothing is written
+        user, chat = sender
         update_id = update.update_id
         if update_id in self.durable:
             return False  # delivered again while it is being worked on
@@ -85,11 +95,10 @@ class Intake:
 
     async def serves(self, update: Update) -> bool:
         """Whether this update is a member's in a chat she serves (what `receive` keeps)."""
-        user, chat = update.effective_user, update.effective_chat
-        if user is None or chat is None or user.is_bot or not (
-            chat.type == ChatType.PRIVATE or chat.type in _GROUPS
-        ):
+        sender = _sender(update)
+        if sender is None:
             return False
+        user, chat = sender
         return await self._memory.inbox.serves(chat.id, sender=user.id, owner=self._owner,
                                                 group=chat.type in _GROUPS)
 

@@ -226,7 +226,7 @@ CREDENTIAL_RULES: Final[tuple[str, ...]] = (
     # Four to eight digits in a sentence about what locks or guards a home ("the alarm: 48213",
     # "Tresor 271828", "le cadenas du vélo, 4471"), either way round.
     r"\b" + _GUARDS + r"\b(?:[^\w]+\w+){0,6}?[^\w]+" + _CODE_DIGITS,
-    r"\b" + _CODE_DIGITS[2:] + r"(?:[^\w]+\w+){0,6}?[^\w]+" + _GUARDS + r"\b",
+    _CODE_DIGITS + r"(?:[^\w]+\w+){0,6}?[^\w]+" + _GUARDS + r"\b",
     # An address and, near it, a password-shaped word: letters and digits together, six or more
     # ("Netflix account: alice@example.com with Gooseberry77"). An order number beside an
     # address reads the same: the more private class, as when in doubt.

@@ -198,7 +198,7 @@ class RecallBook:
             ids = sorted(i for i in set(ids) if (tier, i) not in loaded)
             loaded.update((tier, i) for i in ids)
             if tier == "beliefs":
-                found.extend(await cand.beliefs(read, ids, when, now))
+                found.extend(await cand.beliefs(read, ids, when, now, asked.period))
             else:
                 found.extend(await cand.lines(read, ids, when))
 
@@ -221,7 +221,11 @@ class RecallBook:
         asked_words = normalize(asked.text)
         ranked = [c for c in ranked if c.belief is not None or c.norm != asked_words]
         top = cand.without_repeats(ranked)[:JUDGED]
-        await load_replacements(read, top)
+        await load_replacements(read, top, asked.period)
+        for c in top:
+            # The version of a thing that held in the time the question names, replaced only
+            # since, is the word of that time however long before it was said.
+            c.said_then = c.said_then or bool(c.later)
         background = None
         if similar is not None:
             w = self.judge.weights

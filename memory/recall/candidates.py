@@ -116,6 +116,9 @@ class Candidate:
     # of its own tier), as marked when each was stored (`memory.recall.replacements`).
     newer: frozenset[int] = frozenset()
     older: frozenset[int] = frozenset()
+    # The newer words of the same voice that replaced it only after the time the question
+    # names: then it still held, so it is told before them (`verdict`).
+    later: frozenset[int] = frozenset()
     norm: str = ""
     doc: tuple[frozenset[str], ...] = ()
 
@@ -173,16 +176,22 @@ def vocabulary(asked: Asked, frequencies: Sequence[Sequence[int]],
     return Vocabulary(unseen, rarest)
 
 
-async def beliefs(read: Read, ids: list[int], when: str, now: datetime) -> list[Candidate]:
-    """The visible, usable, not quarantined beliefs among `ids`, valid at `when`."""
+async def beliefs(read: Read, ids: list[int], when: str, now: datetime,
+                  held: Period | None = None) -> list[Candidate]:
+    """The visible, usable, not quarantined beliefs among `ids`, valid at `when`, or at some
+    time in `held` (the time a question names: a belief superseded since held then)."""
     if not ids:
         return []
     marks = ", ".join("?" for _ in ids)
+    valid = "(b.valid_to IS NULL OR b.valid_to > ?)"
+    params: tuple[object, ...] = (*ids, when, when)
+    if held is not None:
+        valid = f"({valid} OR (b.valid_to > ? AND coalesce(b.valid_from, b.created_at) < ?))"
+        params += (held.start.isoformat(), held.end.isoformat())
     rows = await read.beliefs(
         f"b.belief_id IN ({marks}) AND b.quarantined = 0"
-        " AND (b.valid_from IS NULL OR b.valid_from <= ?)"
-        " AND (b.valid_to IS NULL OR b.valid_to > ?)",
-        (*ids, when, when),
+        f" AND (b.valid_from IS NULL OR b.valid_from <= ?) AND {valid}",
+        params,
     )
     allowed = await read.usable(rows)
     sources = await read.evidence_lines([int(r["belief_id"]) for r in allowed])

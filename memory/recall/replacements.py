@@ -9,6 +9,11 @@ replaced, replaces) instead of deciding again at every question, and `verdict` t
 first. Nothing is deleted: what a belief was, and when, stays (the dream's supersession and
 validity are apart from this).
 
+A question that names a past time ("where did Tom work in March?") is answered as of then: a
+mark whose newer row began only after that time does not count (in March the older row had
+not been replaced yet); the older row is told before the newer instead (`Candidate.later`),
+and so is a belief superseded after that time.
+
 Owns: reading the marks for recall. Must not: read a mark whose rows the reader may not see
 or use.
 """
@@ -19,21 +24,70 @@ from collections.abc import Sequence
 
 from memory.gate import Read
 from memory.recall.candidates import Candidate
+from memory.recall.periods import Period
 
 TIERS = {"beliefs": "belief_id", "turns": "turn_id"}
 
 
-async def load_replacements(read: Read, found: Sequence[Candidate]) -> None:
+def began(c: Candidate) -> str:
+    """When a candidate began to hold: a belief's valid time (else when it was stored), a
+    line's moment."""
+    if c.belief is not None:
+        return str(c.row["valid_from"] or c.row["created_at"])
+    return c.at
+
+
+async def load_replacements(read: Read, found: Sequence[Candidate],
+                            period: Period | None = None) -> None:
     """Set each candidate's `newer` and `older`: the marks naming it whose other row this
-    reader may see and this work may use (`Read.replacements`)."""
+    reader may see and this work may use (`Read.replacements`). With the `period` a question
+    names, a mark whose newer row began after it sets the older row's `later` instead."""
     for tier in TIERS:
         ids = [c.key[1] for c in found if c.key[0] == tier]
+        marks = await read.replacements(tier, ids)
+        after = (set() if period is None
+                 else await _begun_after(read, tier, found, marks, period))
         newer: dict[int, set[int]] = {}
         older: dict[int, set[int]] = {}
-        for old, new in await read.replacements(tier, ids):
+        later: dict[int, set[int]] = {}
+        for old, new in marks:
+            if (old, new) in after:
+                later.setdefault(old, set()).add(new)
+                continue
             newer.setdefault(old, set()).add(new)
             older.setdefault(new, set()).add(old)
         for c in found:
             if c.key[0] == tier:
                 c.newer = frozenset(newer.get(c.key[1], ()))
                 c.older = frozenset(older.get(c.key[1], ()))
+                c.later = frozenset(later.get(c.key[1], ()))
+    if period is not None:
+        ended = period.end.isoformat()
+        for c in found:
+            # A belief superseded after the time asked about still held then.
+            row = c.row
+            if (c.belief is not None and row["superseded_by"] is not None
+                    and row["valid_to"] is not None and str(row["valid_to"]) >= ended
+                    and began(c) < ended):
+                c.later |= {int(row["superseded_by"])}
+
+
+async def _begun_after(read: Read, tier: str, found: Sequence[Candidate],
+                       marks: Sequence[tuple[int, int]], period: Period) -> set[tuple[int, int]]:
+    """The marks whose older row began before the period ended and whose newer row began only
+    after it."""
+    starts = {c.key[1]: began(c) for c in found if c.key[0] == tier}
+    unknown = sorted({i for pair in marks for i in pair} - set(starts))
+    if unknown:
+        places = ", ".join("?" for _ in unknown)
+        if tier == "beliefs":
+            rows = await read.beliefs(f"b.belief_id IN ({places})", unknown)
+            starts |= {int(r["belief_id"]): str(r["valid_from"] or r["created_at"])
+                       for r in rows}
+        else:
+            rows = await read.select("turns", f"turn_id IN ({places})", unknown,
+                                     columns="turn_id, at")
+            starts |= {int(r["turn_id"]): str(r["at"]) for r in rows}
+    ended = period.end.isoformat()
+    return {(old, new) for old, new in marks
+            if old in starts and new in starts and starts[old] < ended <= starts[new]}

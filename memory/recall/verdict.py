@@ -2,7 +2,9 @@
 
 What answers comes first, most likely first, with a member's newer word on a thing before the
 older one it replaced (whatever their chances: "the plumber comes on Wednesday instead" over
-"the plumber comes on Monday"); then what is related. Nothing twice: a line that a belief among
+"the plumber comes on Monday"); but when the question names a time after which the newer
+word was said, the older one, which held then, comes first ("where did Tom work in March?").
+Then what is related, in the same order. Nothing twice: a line that a belief among
 them stands for was left out before judging (`candidates.without_repeats`).
 
 Owns: the order and the records handed back. Must not: change a verdict.
@@ -28,8 +30,8 @@ def ordered(judged: Sequence[Judged], *, unrelated: bool = False) -> list[Judged
         found = [cjs for cjs in judged if cjs[1].verdict is group]
         return sorted(found, key=lambda cjs: (-cjs[1].chance, cjs[0].key))
 
-    answers = _newer_first(by_chance(Verdict.ANSWERS))
-    out = answers + by_chance(Verdict.RELATED)
+    answers = _held_first(_newer_first(by_chance(Verdict.ANSWERS)))
+    out = answers + _held_first(by_chance(Verdict.RELATED))
     if unrelated:
         out += by_chance(Verdict.UNRELATED)
     return out
@@ -46,6 +48,23 @@ def _newer_first(answers: list[Judged]) -> list[Judged]:
             continue
         order.remove(c.key)
         order.insert(max(order.index(k) for k in later) + 1, c.key)
+    return [by_key[k] for k in order]
+
+
+def _held_first(group: list[Judged]) -> list[Judged]:
+    """Each row that still held in the time the question names moves just before the first of
+    the rows that replaced it after that time (a replacement is always a later row, so the
+    moves cannot go round in a circle)."""
+    by_key = {cjs[0].key: cjs for cjs in group}
+    order = [cjs[0].key for cjs in group]
+    for c, _, _ in group:
+        after = [(c.key[0], k) for k in c.later if (c.key[0], k) in by_key]
+        if not after:
+            continue
+        first = min(order.index(k) for k in after)
+        if order.index(c.key) > first:
+            order.remove(c.key)
+            order.insert(first, c.key)
     return [by_key[k] for k in order]
 
 

@@ -6,10 +6,11 @@ The data is the project's own (bench/household/, see its README): four members (
 Tom, Ellie, Lukas), January to June 2026 in each member's DM and in the family group, and
 questions of six kinds: `paraphrase` (a fact asked in other words), `update` (a fact changed
 later; the newer line is the answer and the older one is stale), `other_member` (a fact about
-another member), `temporal` ("when did I ..."), `absent` (never told, beside a near miss) and
-`privacy` (told only where the asker may not look: another member's DM, the asker's own DM
-asked in the group, or a health or money line said in the group, which the group's
-conversation may not use without a grant).
+another member), `temporal` ("when did I ..."), `as_of` (what was true in a past time the
+question names: the line that held then is the answer, not the `newer` one said after it),
+`absent` (never told, beside a near miss) and `privacy` (told only where the asker may not
+look: another member's DM, the asker's own DM asked in the group, or a health or money line
+said in the group, which the group's conversation may not use without a grant).
 
 1. Replay. A fresh household is made with `Memory.open` and `memory.people.add`; every line is
    replayed in time order with the memory's clock at the line's timestamp: stored in the
@@ -27,7 +28,8 @@ conversation may not use without a grant).
    row that did not come from this replay, by its text), a recalled line by its id. For
    answerable questions: recall@1/5/10 and MRR of the expected lines over the ranked evidence,
    and answer accuracy (the first row she would tell as a memory, a `sure` one, is an expected
-   line); for questions whose right answer is nothing: abstention (no row is sure; the false
+   line; for an as-of question, `newer1st`: a newer line came before every line that held
+   then); for questions whose right answer is nothing: abstention (no row is sure; the false
    memory rate is the share where one is). BM25 tells its first row, always. A recalled line the
    asker may not see in that chat is a leak.
 
@@ -68,9 +70,10 @@ from memory import (
     private_scope,
 )
 from memory.classifier import classify
+from memory.recall.periods import asked_period
 
 DATA = Path(__file__).resolve().with_name("household")
-ANSWERABLE_KINDS = ("paraphrase", "update", "other_member", "temporal", "alias")
+ANSWERABLE_KINDS = ("paraphrase", "update", "other_member", "temporal", "alias", "as_of")
 ABSTAIN_KINDS = ("absent", "privacy")
 KINDS = ANSWERABLE_KINDS + ABSTAIN_KINDS
 PRIVACY = ("visible", "private_other", "dm_only", "lens")
@@ -127,6 +130,7 @@ class Question:
     privacy: str
     answer: str
     lang: str = ""  # the language the question is asked in, when the data says
+    newer: tuple[str, ...] = ()  # for an as-of question, the lines said after the time it names
 
     @property
     def abstain(self) -> bool:
@@ -180,7 +184,8 @@ def load_household(folder: Path = DATA) -> Household:
     questions = tuple(
         Question(r["id"], r["kind"], r["asker"], r["chat"], r["text"],
                  tuple(r["evidence"]), tuple(r["stale"]), tuple(r["near_miss"]),
-                 tuple(r["forbidden"]), r["privacy"], r.get("answer", ""), r.get("lang", ""))
+                 tuple(r["forbidden"]), r["privacy"], r.get("answer", ""), r.get("lang", ""),
+                 tuple(r.get("newer", ())))
         for r in _jsonl(folder / "questions.jsonl")
     )
     return Household(members, int(meta["group_chat"]), _when(meta["ask_at"]), lines,
@@ -249,7 +254,7 @@ def _question_problems(household: Household, q: Question) -> list[str]:
         problems.append("chat must be dm or group")
     if q.privacy not in PRIVACY:
         problems.append(f"unknown privacy {q.privacy}")
-    missing = [k for k in (*q.evidence, *q.stale, *q.near_miss, *q.forbidden)
+    missing = [k for k in (*q.evidence, *q.stale, *q.near_miss, *q.forbidden, *q.newer)
                if k not in household.by_key]
     if missing:
         return [*problems, f"no such line {missing}"]
@@ -257,7 +262,7 @@ def _question_problems(household: Household, q: Question) -> list[str]:
     if (q.kind in ABSTAIN_KINDS) != q.abstain:
         problems.append(f"{q.kind} questions "
                         f"{'have no' if q.kind in ABSTAIN_KINDS else 'need'} evidence")
-    for key in (*q.evidence, *q.stale, *q.near_miss):
+    for key in (*q.evidence, *q.stale, *q.near_miss, *q.newer):
         if not line[key].fact:
             problems.append(f"{key} is not a fact line")
         if not visible(line[key], q):
@@ -270,6 +275,10 @@ def _question_problems(household: Household, q: Question) -> list[str]:
         problems.append("forbidden lines need a privacy expectation")
     if q.kind == "update" and not q.stale:
         problems.append("an update names its stale lines")
+    if (q.kind == "as_of") != bool(q.newer):
+        problems.append("an as-of question, and only one, names its newer lines")
+    elif q.newer:
+        problems.extend(_as_of_problems(household, q))
     if q.stale and q.evidence and (max(line[k].at for k in q.stale)
                                    >= min(line[k].at for k in q.evidence)):
         problems.append("stale lines must come before the evidence")
@@ -283,6 +292,20 @@ def _question_problems(household: Household, q: Question) -> list[str]:
             line[k].group or line[k].chat == f"dm:{q.asker}" for k in q.forbidden):
         problems.append("private_other is another member's DM")
     return problems
+
+
+def _as_of_problems(household: Household, q: Question) -> list[str]:
+    """An as-of question names a past time in which its evidence held and its newer lines had
+    not been said yet (read as hearth reads it, `memory.recall.periods`)."""
+    period = asked_period(q.text, household.ask_at)
+    if period is None:
+        return ["an as-of question names a past time"]
+    line = household.by_key
+    if not all(line[k].at < period.end for k in q.evidence):
+        return ["an as-of question's evidence was said only after the time it names"]
+    if not all(line[k].at >= period.end for k in q.newer):
+        return ["an as-of question's newer lines were said before the time it names ended"]
+    return []
 
 
 def asking_order(questions: Sequence[Question]) -> list[Question]:
@@ -474,6 +497,9 @@ def summarise(household: Household, questions: Sequence[Question],
     updates = [q for q in answerable if q.stale]
     out["stale_first_rate"] = _rate(sum(1 for q in updates if stale_first(q, results[q.qid])),
                                     len(updates))
+    as_of = [q for q in answerable if q.newer]
+    out["newer_first_rate"] = _rate(sum(1 for q in as_of if newer_first(q, results[q.qid])),
+                                    len(as_of))
     leaks = {q.qid: leaked(household, q, results[q.qid]) for q in questions}
     out["leaks"] = sum(1 for found in leaks.values() if found)
     out["leaked_items"] = sum(len(found) for found in leaks.values())
@@ -485,6 +511,14 @@ def stale_first(q: Question, answer: Answer) -> bool:
     stale = next((i for i, k in enumerate(answer.keys) if k in q.stale), None)
     good = next((i for i, k in enumerate(answer.keys) if k in q.evidence), None)
     return stale is not None and (good is None or stale < good)
+
+
+def newer_first(q: Question, answer: Answer) -> bool:
+    """A line said after the time an as-of question names, ranked above every line that held
+    then (or returned without one)."""
+    newer = next((i for i, k in enumerate(answer.keys) if k in q.newer), None)
+    good = next((i for i, k in enumerate(answer.keys) if k in q.evidence), None)
+    return newer is not None and (good is None or newer < good)
 
 
 def report(household: Household, results: Results) -> dict[str, Any]:
@@ -509,7 +543,8 @@ def print_table(title: str, summary: dict[str, Any]) -> None:
                ("recall_at_10", "R@10"), ("mrr", "MRR"), ("answer_accuracy", "told"),
                ("false_abstention_rate", "empty"),
                ("abstention_recall", "abstain"), ("near_miss_at_1", "near@1"),
-               ("stale_first_rate", "stale1st"), ("leaks", "leaks")]
+               ("stale_first_rate", "stale1st"), ("newer_first_rate", "newer1st"),
+               ("leaks", "leaks")]
     print(f"{'kind':<13}" + "".join(f"{h:>9}" for _, h in columns))
     rows = [*summary["per_kind"].items(), ("boundary", summary["boundary"]), ("all", summary)]
     for name, row in rows:
@@ -557,10 +592,12 @@ def print_misses(household: Household, name: str, results: Results, limit: int,
 def headline(summary: dict[str, Any]) -> dict[str, Any]:
     keep = ("recall_at_1", "recall_at_5", "recall_at_10", "mrr", "abstention_precision",
             "abstention_recall", "false_abstention_rate", "false_memory_rate",
-            "answer_accuracy", "near_miss_at_1", "stale_first_rate", "leaks", "leaked_items")
+            "answer_accuracy", "near_miss_at_1", "stale_first_rate", "newer_first_rate",
+            "leaks", "leaked_items")
     out = {key: summary[key] for key in keep}
     out["per_kind"] = {
-        kind: {key: row[key] for key in ("n", "recall_at_10", "abstention_recall",
+        kind: {key: row[key] for key in ("n", "recall_at_1", "recall_at_10", "answer_accuracy",
+                                         "newer_first_rate", "abstention_recall",
                                          "false_abstention_rate", "leaks")}
         for kind, row in summary["per_kind"].items()
     }

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,9 @@ def test_the_household_benchmark_data_is_well_formed() -> None:
     assert validate(household) == []
     questions = household.questions
     assert len(questions) >= 120
-    # The alias kind came with the multilingual households; this one asks none.
-    kinds = {kind: [q for q in questions if q.kind == kind] for kind in KINDS if kind != "alias"}
+    # The alias and as-of kinds came with the multilingual households; this one asks none.
+    kinds = {kind: [q for q in questions if q.kind == kind] for kind in KINDS
+             if kind not in ("alias", "as_of")}
     assert all(len(asked) >= 15 for asked in kinds.values()), {k: len(v) for k, v in kinds.items()}
     assert all(q.abstain for kind in ABSTAIN_KINDS for q in kinds[kind])
     crossing = [q for q in questions if household.boundary(q)]
@@ -35,7 +37,8 @@ def test_every_household_recall_is_fitted_or_measured_on_is_well_formed(folder: 
     household = load_household(folder)
     assert validate(household) == []
     assert household.split in ("fit", "held_out")
-    counts = {kind: sum(q.kind == kind for q in household.questions) for kind in KINDS}
+    counts = {kind: sum(q.kind == kind for q in household.questions) for kind in KINDS
+              if kind != "as_of"}
     assert all(n >= 10 for n in counts.values()), counts
     assert len({q.asker for q in household.questions}) == len(household.members)
     assert {q.chat for q in household.questions} == {"dm", "group"}
@@ -48,3 +51,26 @@ def test_each_language_has_households_to_fit_on_and_one_held_out() -> None:
         splits.setdefault(household.language, set()).add(household.split)
     assert set(splits) == {"de", "en", "es", "fr"}
     assert all(found == {"fit", "held_out"} for found in splits.values())
+
+
+def test_what_was_true_when_is_asked_in_every_language_in_households_fitted_and_held_out() -> None:
+    asked = [(household.language, household.split, q) for folder in FOLDERS
+             for household in [load_household(folder)] for q in household.questions
+             if q.kind == "as_of"]
+    assert len(asked) >= 12
+    assert {q.lang for _, _, q in asked} == {"de", "en", "es", "fr"}
+    assert {split for _, split, _ in asked} == {"fit", "held_out"}
+    assert {q.chat for _, _, q in asked} == {"dm", "group"}
+    assert all(q.newer and q.evidence and not q.stale for _, _, q in asked)
+
+
+@pytest.mark.parametrize(("month", "problem"), [
+    ("en mai", "newer lines were said before the time it names ended"),
+    ("", "names a past time"),
+])
+def test_an_as_of_question_must_name_a_time_before_its_newer_line(month: str,
+                                                                  problem: str) -> None:
+    household = load_household(HOUSEHOLDS / "fr-fit-lyon")
+    asked = next(q for q in household.questions if q.kind == "as_of" and "février" in q.text)
+    wrong = replace(asked, text=asked.text.replace("en février", month))
+    assert any(problem in p for p in validate(replace(household, questions=(wrong,))))

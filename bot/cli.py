@@ -42,6 +42,7 @@ from memory import (
     Person,
     Quoted,
     Recalled,
+    Sensitivity,
     hold_database,
     make_embedder,
     private_scope,
@@ -49,7 +50,7 @@ from memory import (
 )
 
 log = logging.getLogger("hearth.cli")
-LOGGED_COMMANDS = frozenset({"run", "chat"})  # the commands whose logs go to stderr
+LOGGED_COMMANDS = frozenset({"run", "chat", "mcp"})  # the commands whose logs go to stderr
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 _ACTIVITIES = [a.value for a in Activity]
@@ -179,6 +180,27 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
         if name != "proposals":
             action.add_argument("proposal_id", type=int, metavar="ID")
 
+    minds = command("minds", "list, add or revoke other agents' credentials (minds)")
+    minds_sub = minds.add_subparsers(dest="minds_command", metavar="ACTION",
+                                     parser_class=_Parser)
+    minds_list = minds_sub.add_parser("list", help="list minds")
+    _db_option(minds_list, top=False)
+    minds_add = minds_sub.add_parser(
+        "add", help="a credential for a mind acting for one member; its token is shown once")
+    _db_option(minds_add, top=False)
+    minds_add.add_argument("name")
+    minds_add.add_argument("--for", dest="member", required=True, metavar="MEMBER")
+    minds_add.add_argument("--grant", dest="grants", nargs="+", default=[], metavar="PURPOSE",
+                           help="health and/or finance: the member's grant naming this mind")
+    minds_add.add_argument("--days", type=float, default=None, help="how long the grants last")
+    minds_revoke = minds_sub.add_parser("revoke", help="revoke a mind's credential at once")
+    _db_option(minds_revoke, top=False)
+    minds_revoke.add_argument("name")
+
+    mcp = command("mcp", "the MCP door for minds with a credential (stdio by default)")
+    mcp.add_argument("--http", default=None, metavar="HOST:PORT",
+                     help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+
     backup = command("backup", "an online, consistent copy of the database")
     backup.add_argument("path", type=Path)
     restore = command("restore", "replace the database with a backup")
@@ -265,6 +287,8 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
 
     if cmd == "chat":
         return await _chat(settings, db, args)
+    if cmd == "mcp":
+        return await _mcp(settings, db, args)
     if cmd == "run":
         return await _serve(settings, db)
     if cmd == "tick":
@@ -277,6 +301,73 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         return await _COMMANDS[cmd](memory, args)
     finally:
         await memory.close()
+
+
+async def _minds(memory: Memory, args: argparse.Namespace) -> int:
+    action = args.minds_command or "list"
+    if action == "add":
+        person = await _person(memory, args.member)
+        classes = [_grantable_class(word) for word in args.grants]
+        issued = await memory.minds.add(args.name, person.person_id, grants=classes,
+                                        days=args.days)
+        grants = ", ".join(issued.granted) or "none (ordinary facts only)"
+        _print(f"added mind {issued.mind.name}, acting for {person.name}; grants: {grants}")
+        _print(f"token (shown once; give it to the mind, as HEARTH_MIND_TOKEN or a bearer "
+               f"header): {issued.token}")
+        return EXIT_OK
+    if action == "revoke":
+        mind = await memory.minds.revoke(args.name)
+        _print(f"revoked mind {mind.name}: its token no longer opens anything")
+        return EXIT_OK
+    found = await memory.minds.list()
+    if not found:
+        _print("no minds yet: add one with `hearth minds add NAME --for MEMBER`")
+    names = {p.person_id: p.name for p in await memory.people.list()}
+    for m in found:
+        state = f"revoked {m.revoked_at[:10]}" if m.revoked_at else "live"
+        granted = ", ".join(await memory.minds.granted(m)) if not m.revoked_at else ""
+        _print(f"{m.name}	for {names.get(m.person_id, m.person_id)}	{state}	"
+               f"added {m.created_at[:10]}	grants: {granted or 'none'}")
+    return EXIT_OK
+
+
+def _grantable_class(word: str) -> Sensitivity:
+    try:
+        return Sensitivity(word.strip().lower())
+    except ValueError:
+        raise Failure(f"a mind may be granted health or finance, not {word!r}") from None
+
+
+async def _mcp(settings: Settings, db: Path, args: argparse.Namespace) -> int:
+    """The MCP door (`bot.mcp`): stdio with the token in HEARTH_MIND_TOKEN, or HTTP with a
+    bearer token per request. Shares the database as `hearth chat` does (no run lock)."""
+    from bot.mcp import TOKEN_ENV, Door, serve_http, serve_stdio  # noqa: PLC0415 -- the SDK loads only here
+    host, port = _host_port(args.http) if args.http else ("", 0)
+    token = settings.mind_token.get_secret_value() if settings.mind_token else None
+    if not args.http and not token:
+        raise Failure(f"hearth mcp over stdio serves one mind: put its token in {TOKEN_ENV} "
+                      "(`hearth minds add NAME --for MEMBER` prints one)")
+    memory = await _open(settings, db, embed=True)
+    try:
+        if args.http:
+            door = Door(memory, transport="http", household_zone=settings.household_zone)
+            await serve_http(door, host, port, lambda url: log.warning(
+                "the MCP door is open at %s (a bearer token per request)", url))
+        else:
+            door = Door(memory, transport="stdio", household_zone=settings.household_zone,
+                        token=token)
+            await serve_stdio(door)
+    finally:
+        await memory.close()
+    return EXIT_OK
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, _, port = text.strip().rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise Failure(f"--http takes HOST:PORT, such as 127.0.0.1:8765 (not {text!r})")
+    return host, int(port)
 
 
 async def _remember(memory: Memory, args: argparse.Namespace) -> int:
@@ -443,7 +534,7 @@ async def _receipts(memory: Memory, args: argparse.Namespace) -> int:
     if not found:
         _print("no receipts")
     for r in found:
-        actor = names.get(r.actor, r.actor)
+        actor = names.get(r.actor) or r.actor.removeprefix("mind:")  # a mind by its name
         # The receipt's number is the ledger's global sequence: the owner's audit shows it, a
         # member's own listing does not (its gaps would tell how much others read).
         number = f"#{r.seq}\t" if not args.as_name else ""
@@ -954,6 +1045,7 @@ _COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], Awaitable[int]]] = {
     "export": _export,
     "backup": _backup,
     "persona": _persona,
+    "minds": _minds,
 }
 
 

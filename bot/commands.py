@@ -275,6 +275,8 @@ def _who(actor: str, person: Person, names: dict[str, str]) -> str:
         return "you"
     if actor.startswith("hearth:"):
         return "me, in the background"
+    if actor.startswith("mind:"):  # another agent acting for them, by the name it was given
+        return actor.removeprefix("mind:")
     return names.get(actor, "someone")
 
 

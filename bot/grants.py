@@ -43,7 +43,9 @@ def grant_pairs(activity: str, sensitivity: str) -> list[tuple[Activity, Sensiti
     wild_class = sensitivity.lower() == "all"
     if not wild_activity and not wild_class:
         return [(activity_named(activity), sensitivity_named(sensitivity))]
-    activities = list(Activity) if wild_activity else [activity_named(activity)]
+    # A mind's grants name the mind (`hearth minds add`): no wildcard reaches them.
+    activities = ([a for a in Activity if a != Activity.MIND] if wild_activity
+                  else [activity_named(activity)])
     classes = list(Sensitivity) if wild_class else [sensitivity_named(sensitivity)]
     pairs = [(a, s) for a in activities for s in classes if (a, s) in GRANTABLE]
     if not pairs:

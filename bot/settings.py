@@ -74,6 +74,10 @@ class Settings(BaseSettings):
         default="e5", validation_alias=AliasChoices("HEARTH_EMBEDDER")
     )
     timezone: str | None = Field(default=None, validation_alias=AliasChoices("HEARTH_TIMEZONE"))
+    # The credential `hearth mcp` serves over stdio with (`hearth minds add` prints it once).
+    mind_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("HEARTH_MIND_TOKEN")
+    )
     ollama_url: str = Field(
         default=DEFAULT_OLLAMA_URL, validation_alias=AliasChoices("HEARTH_OLLAMA_URL")
     )

@@ -219,6 +219,7 @@ _ACTIVITY_WORDS = {
     "dream": "in my nightly reflection",
     "proactive": "when I write to you first",
     "owner_audit": "in the owner's audit",
+    "mind": "for another agent acting for you",
 }
 
 

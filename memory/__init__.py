@@ -12,12 +12,14 @@ from memory.errors import (
     LedgerError,
     StoreBusy,
     StoreError,
+    UnknownMind,
     UnknownPerson,
 )
 from memory.facade import Memory, utc_now
 from memory.inbox import Delivery, OwedReply
 from memory.lens import GRANTABLE
 from memory.lockfile import hold_database
+from memory.minds import Issued, Mind
 from memory.models import (
     SHARED,
     AccessContext,
@@ -69,11 +71,13 @@ __all__ = [
     "Grant",
     "HearthError",
     "InvalidRequest",
+    "Issued",
     "Kind",
     "LedgerError",
     "Listed",
     "MAX_TURN_CHARS",
     "Memory",
+    "Mind",
     "MiniLMEmbedder",
     "OwedReply",
     "Person",
@@ -91,6 +95,7 @@ __all__ = [
     "StoreError",
     "Summary",
     "Turn",
+    "UnknownMind",
     "UnknownPerson",
     "Verdict",
     "WriteOutcome",

@@ -236,10 +236,12 @@ async def _sensitivity_for(
 
 
 async def is_quarantined(lane: Lane, belief_id: int) -> bool:
-    """One weak supporting source means quarantine; a second source, or a strong one, ends it."""
+    """One weak supporting source means quarantine; a second source, or a strong one, ends it.
+    Minds (`memory.minds`) count as one source together: agents cannot corroborate each other."""
     row = await lane.one(
         "evidence", "belief_id = ? AND sign > 0", (belief_id,),
-        columns="count(DISTINCT source) AS sources, max(weight * reliability) AS strongest",
+        columns="count(DISTINCT CASE WHEN source LIKE 'mind:%' THEN 'mind:' ELSE source END)"
+                " AS sources, max(weight * reliability) AS strongest",
     )
     if row is None or not row["sources"]:
         return False

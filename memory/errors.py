@@ -5,6 +5,7 @@
     │   └── StoreBusy     locked by another program past the wait bound, or cannot be written
     │                     just now (disk full, I/O): nothing was stored; try the same work later
     ├── UnknownPerson     a name or id that is not a household member
+    ├── UnknownMind       a token that is no live mind's credential (unknown, revoked, malformed)
     ├── InvalidRequest    input the caller can fix (empty text, an activity that cannot be granted)
     └── LedgerError       the install secret is missing or unreadable
 
@@ -30,6 +31,10 @@ class StoreBusy(StoreError):
 
 class UnknownPerson(HearthError):
     pass
+
+
+class UnknownMind(HearthError):
+    """Every refused token gets this one message, whichever way it failed."""
 
 
 class InvalidRequest(HearthError):

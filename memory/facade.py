@@ -12,6 +12,7 @@ never the stored text.
     memory.grants         lens cells opened            memory.ledger       receipts, audit, verify
     memory.export         a member's own document      memory.vectors      the vector index
     memory.reminders      goals with a due time        memory.preferences  zones, quiet hours
+    memory.minds          other agents' credentials, and what they write
     memory.people, memory.household, memory.state, memory.inbox, memory.outbox
 """
 
@@ -37,6 +38,7 @@ from memory.household import HouseholdBook
 from memory.inbox import Inbox, Outbox
 from memory.ledger import LedgerBook
 from memory.lockfile import hold_database
+from memory.minds import MindBook
 from memory.models import as_utc
 from memory.people import PeopleBook
 from memory.preferences import PreferenceBook
@@ -94,6 +96,8 @@ class Memory:
         self.grants = GrantBook(store, self.people, now)
         self.ledger = LedgerBook(store, gate, self.people, self._anchor)
         self.export = ExportBook(gate, self.people, self.grants, now)
+        self.minds = MindBook(store, gate, self.people, self.grants, self.beliefs,
+                              vectors=self.vectors, secret=secret, now=now)
 
     @classmethod
     async def open(

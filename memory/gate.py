@@ -412,7 +412,7 @@ class Read:
 
 GRANT_COLUMNS = (
     "grant_id, grantor_id, scope, activity, sensitivity, beneficiary_id, created_at,"
-    " expires_at, revoked_at, ref('grant', grant_id) AS ref"
+    " expires_at, revoked_at, mind, ref('grant', grant_id) AS ref"
 )
 
 
@@ -429,6 +429,7 @@ def grant_from_row(row: Row, note: str = "") -> Grant:
         expires_at=row["expires_at"],
         revoked_at=row["revoked_at"],
         ref=str(row["ref"]),
+        mind=row["mind"],
     )
 
 

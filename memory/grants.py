@@ -51,8 +51,10 @@ class GrantBook:
         shared: bool = False,
         beneficiary_id: str | None = None,
         note: str = "",
+        mind: str | None = None,
     ) -> Grant:
-        """A standing grant from a fact's owner opening one lens cell. Opens no wall."""
+        """A standing grant from a fact's owner opening one lens cell. Opens no wall. A grant
+        of the `mind` activity names the one mind, acting for the grantor, that it opens for."""
         if sensitivity == Sensitivity.CREDENTIALS:
             raise InvalidRequest("credentials are never granted to any activity")
         if (activity, sensitivity) not in GRANTABLE:
@@ -69,16 +71,28 @@ class GrantBook:
             raise InvalidRequest("only the household's owner can grant over shared facts")
         if beneficiary_id is not None:
             await self._people.get(beneficiary_id)
+        if (activity == Activity.MIND) != (mind is not None):
+            raise InvalidRequest("a grant to a mind names that mind, and only such a grant"
+                                 " does: `hearth minds add NAME --for MEMBER --grant CLASS`")
         now = self._now()
         expires = None if days is None else (now + timedelta(days=days)).isoformat()
         scope = SHARED if shared else private_scope(person.person_id)
         note = mask_secrets(note.replace("\x00", "").strip())  # kept as a line is: masked
         async with self._store.transaction() as tx:
+            # A member's grant names one of their own minds; the owner's over shared facts
+            # may name any member's.
+            whose = "1" if shared else "person_id = ?"
+            if mind is not None and await Census(tx).value(
+                "minds", "mind_id", f"name = ? AND revoked_at IS NULL AND {whose}",
+                (mind,) if shared else (mind, person.person_id),
+            ) is None:
+                raise InvalidRequest(f"no live mind called {mind} acts for "
+                                     f"{'a member' if shared else person.name}")
             grant_id = await tx.execute(
                 "INSERT INTO grants(grantor_id, scope, activity, sensitivity, beneficiary_id,"
-                " note, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " note, created_at, expires_at, mind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (person.person_id, scope, activity.value, sensitivity.value, beneficiary_id,
-                 note, now.isoformat(), expires),
+                 note, now.isoformat(), expires, mind),
             )
             rows = await Census(tx).select("grants", GRANT_COLUMNS, "grant_id = ?", (grant_id,))
         if not rows:

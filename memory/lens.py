@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 
-from memory.models import AccessContext, Activity, Grant, Sensitivity
+from memory.models import MIND_ACTOR, AccessContext, Activity, Grant, Sensitivity
 from memory.wall import is_visible
 
 
@@ -41,6 +41,9 @@ POLICY: dict[Activity, dict[Sensitivity, Rule]] = {
     Activity.PROACTIVE: dict(_BY_GRANT),
     # The owner's audit sees metadata (counts, ids, digests) through the ledger, never content.
     Activity.OWNER_AUDIT: {_O: Rule.NEVER, _H: Rule.NEVER, _F: Rule.NEVER, _C: Rule.NEVER},
+    # Another agent acting for a member: what the member sees, less what needs the member's
+    # word (a grant naming that mind), and never credentials.
+    Activity.MIND: dict(_BY_GRANT),
 }
 
 GRANTABLE: frozenset[tuple[Activity, Sensitivity]] = frozenset(
@@ -83,9 +86,18 @@ def _opens(
         and grant.activity == ctx.activity
         and grant.sensitivity == sensitivity
         and (grant.beneficiary_id is None or grant.beneficiary_id == ctx.person_id)
+        and _names_the_reader(grant, ctx)
         and (grant.activity, grant.sensitivity) in GRANTABLE
         and grant.is_active(now)
     )
+
+
+def _names_the_reader(grant: Grant, ctx: AccessContext) -> bool:
+    """A mind's read opens only by a grant naming that very mind; a grant naming a mind opens
+    nothing else."""
+    if ctx.activity == Activity.MIND:
+        return grant.mind is not None and ctx.actor == f"{MIND_ACTOR}{grant.mind}"
+    return grant.mind is None
 
 
 def may_echo(ctx: AccessContext, scope: str, sensitivity: Sensitivity) -> bool:

@@ -451,6 +451,22 @@ _SENSITIVITY_BY: tuple[str, ...] = (
     "ALTER TABLE beliefs ADD COLUMN sensitivity_by TEXT",
 )
 
+# Other agents with a credential each (`memory.minds`), acting for one member: the token is
+# kept only as a keyed digest, and a revoked mind keeps its row (its name is never reused, so
+# the receipts that name it keep meaning it). A grant may name the one mind it opens for.
+_MINDS: tuple[str, ...] = (
+    """CREATE TABLE minds (
+        mind_id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        person_id TEXT NOT NULL REFERENCES people(person_id) ON DELETE CASCADE,
+        token_digest TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+    )""",
+    "CREATE INDEX minds_by_person ON minds(person_id)",
+    "ALTER TABLE grants ADD COLUMN mind TEXT",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", _INITIAL),
     ("0002_soul_state", _SOUL_STATE),
@@ -462,4 +478,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0009_stemmed_recall", _STEMMED_RECALL),
     ("0010_replacements", _REPLACEMENTS),
     ("0011_sensitivity_by", _SENSITIVITY_BY),
+    ("0013_minds", _MINDS),
 )

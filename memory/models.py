@@ -70,6 +70,7 @@ class Activity(enum.StrEnum):
     DREAM = "dream"
     PROACTIVE = "proactive"
     OWNER_AUDIT = "owner_audit"
+    MIND = "mind"  # another agent with a credential, acting for one member (`memory.minds`)
 
 
 class Provenance(enum.StrEnum):
@@ -78,6 +79,7 @@ class Provenance(enum.StrEnum):
     CONSOLIDATED = "consolidated"
     EXTRACTED = "extracted"
     INFERRED = "inferred"
+    RELAYED = "relayed"  # written by a mind: second-hand, quarantined until corroborated
 
 
 RELIABILITY: dict[Provenance, float] = {
@@ -86,11 +88,13 @@ RELIABILITY: dict[Provenance, float] = {
     Provenance.CONSOLIDATED: 0.80,
     Provenance.EXTRACTED: 0.75,
     Provenance.INFERRED: 0.60,
+    Provenance.RELAYED: 0.60,
 }
 
-# Provenances that come from background work, which a tombstone refuses.
+# Provenances a tombstone refuses: background work's, and what a mind relays (a member's
+# forget is not undone by another agent saying it again).
 BACKGROUND_PROVENANCES = frozenset(
-    {Provenance.CONSOLIDATED, Provenance.EXTRACTED, Provenance.INFERRED}
+    {Provenance.CONSOLIDATED, Provenance.EXTRACTED, Provenance.INFERRED, Provenance.RELAYED}
 )
 
 
@@ -120,7 +124,10 @@ _AUDIENCES: dict[Activity, frozenset[str]] = {
     Activity.DREAM: frozenset({"person", "group"}),
     Activity.PROACTIVE: frozenset({"person", "group"}),
     Activity.OWNER_AUDIT: frozenset({"person"}),
+    Activity.MIND: frozenset({"person"}),
 }
+
+MIND_ACTOR = "mind:"  # a mind's reads are receipted as "mind:<its name>"
 
 
 class Frozen(BaseModel):
@@ -167,6 +174,8 @@ class AccessContext(Frozen):
                 raise ValueError("a consolidation lane reads only its own batch's scope")
         elif self.batch_scope is not None:
             raise ValueError("only consolidation reads carry a batch scope")
+        if (self.activity == Activity.MIND) != self.actor.startswith(MIND_ACTOR):
+            raise ValueError("a mind's read is made by that mind, and only a mind's is")
         return self
 
     @classmethod
@@ -211,6 +220,15 @@ class AccessContext(Frozen):
             actor=f"hearth:{owner or 'group'}",
             batch_scope=scope,
         )
+
+    @classmethod
+    def for_mind(cls, person_id: str, mind: str, purpose: str) -> AccessContext:
+        """Another agent acting for one member: the member's view (the wall), its own row of
+        the lens, receipted under its own name."""
+        if not mind or ":" in mind:
+            raise ValueError("a mind needs a plain name")
+        return cls(activity=Activity.MIND, purpose=purpose, audience="person",
+                   person_id=person_id, actor=f"{MIND_ACTOR}{mind}")
 
     @classmethod
     def for_audit(cls, owner_id: str, purpose: str) -> AccessContext:
@@ -372,6 +390,7 @@ class Grant(Frozen):
     expires_at: str | None
     revoked_at: str | None
     ref: str = ""
+    mind: str | None = None  # the one mind a grant of the `mind` activity opens the lens for
 
     def is_active(self, now: str) -> bool:
         if self.revoked_at is not None:

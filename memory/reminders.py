@@ -341,8 +341,8 @@ class ReminderBook:
     async def mine(self, ctx: AccessContext) -> list[Listed]:
         """A member's own reminders with their words: the scheduled ones, soonest first, then
         one-offs fired lately (which may be asked for once more). A member looking at their
-        own view only."""
-        if ctx.activity != Activity.MEMBER_INSPECT or ctx.person_id is None:
+        own view only, or a mind acting for them (whose lens may hold some words back)."""
+        if ctx.activity not in (Activity.MEMBER_INSPECT, Activity.MIND) or ctx.person_id is None:
             raise InvalidRequest("a member's reminders are listed for that member only")
         since = (self._now() - AGAIN_WITHIN).isoformat()
         async with self._gate.read(ctx, "reminders") as read:

@@ -52,7 +52,7 @@ TABLES: dict[str, Table] = {
                          " provenance source_turn_id created_at updated_at"),
                    frozenset({"text", "norm"}), "{}"),
     "grants": Table(_cols("grant_id grantor_id scope activity sensitivity beneficiary_id note"
-                          " created_at expires_at revoked_at"), frozenset({"note"}), "{}"),
+                          " created_at expires_at revoked_at mind"), frozenset({"note"}), "{}"),
     "replacements": Table(_cols("tier old_id new_id scope similarity at"), scope="{}"),
     "evidence": Table(_cols("evidence_id belief_id source sign weight provenance reliability"
                             " version at"), scope=_BY_BELIEF),
@@ -94,6 +94,8 @@ TABLES: dict[str, Table] = {
     "invites": Table(_cols("code_digest created_by created_at expires_at used_at used_by")),
     "member_settings": Table(_cols("person_id timezone quiet_start quiet_end updated_at")),
     "migrations": Table(_cols("name applied_at")),
+    # Other agents' credentials: a name, the member each acts for, a keyed digest of its token.
+    "minds": Table(_cols("mind_id name person_id token_digest created_at revoked_at")),
     "people": Table(_cols("person_id name telegram_id is_owner created_at")),
     "receipts": Table(_cols("seq at actor activity purpose method query_digest returned_ids"
                             " scopes suppressed prev_hash hash")),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from memory.models import SHARED, AccessContext, Activity, private_scope
+from memory.models import MIND_ACTOR, SHARED, AccessContext, Activity, private_scope
 
 
 @dataclass(frozen=True)
@@ -57,13 +57,16 @@ def predicate(ctx: AccessContext, column: str = "scope") -> Predicate:
 def ledger_predicate(ctx: AccessContext) -> Predicate:
     """Which receipts a reader may list. The owner's audit lists the whole ledger (metadata:
     who read, when, how many; never content). Any other reader lists the reads it made itself,
-    and a member looking at their own view also the reads that used their private facts;
-    nothing about anyone else's."""
+    and a member looking at their own view also the reads that used their private facts and
+    the reads of the minds acting for them; nothing about anyone else's."""
     if ctx.activity == Activity.OWNER_AUDIT:
         return Predicate("1", ())
     if ctx.activity == Activity.MEMBER_INSPECT and ctx.person_id is not None:
         mine = json.dumps(private_scope(ctx.person_id))
-        return Predicate("(actor = ? OR instr(scopes, ?) > 0)", (ctx.actor, mine))
+        # The reads of the minds acting for them are theirs to see too, whatever they used.
+        minds = f"SELECT '{MIND_ACTOR}' || name FROM minds WHERE person_id = ?"
+        return Predicate(f"(actor = ? OR instr(scopes, ?) > 0 OR actor IN ({minds}))",
+                         (ctx.actor, mine, ctx.person_id))
     return Predicate("actor = ?", (ctx.actor,))
 
 

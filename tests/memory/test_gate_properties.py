@@ -16,6 +16,7 @@ from memory.wall import is_visible, visible_scopes
 from tests.helpers import make_household
 
 PEOPLE = ["pa", "pb", "pc"]
+MINDS = ["calendar", "desk"]
 SCOPES = [SHARED, *(private_scope(p) for p in PEOPLE)]
 NOW = "2026-11-30T12:00:00+00:00"
 
@@ -25,7 +26,7 @@ def contexts(draw: st.DrawFn) -> AccessContext:
     activity = draw(st.sampled_from(list(Activity)))
     purpose = draw(st.text(min_size=1, max_size=20).filter(lambda s: s.strip()))
     group_ok = activity not in (
-        Activity.DM_CONVERSATION, Activity.MEMBER_INSPECT, Activity.OWNER_AUDIT
+        Activity.DM_CONVERSATION, Activity.MEMBER_INSPECT, Activity.OWNER_AUDIT, Activity.MIND
     )
     person_ok = activity != Activity.GROUP_CONVERSATION
     use_group = group_ok and (not person_ok or draw(st.booleans()))
@@ -36,6 +37,9 @@ def contexts(draw: st.DrawFn) -> AccessContext:
         return AccessContext.for_group(activity, purpose)
     if activity == Activity.OWNER_AUDIT:
         return AccessContext.for_audit(draw(st.sampled_from(PEOPLE)), purpose)
+    if activity == Activity.MIND:
+        return AccessContext.for_mind(draw(st.sampled_from(PEOPLE)),
+                                      draw(st.sampled_from(MINDS)), purpose)
     return AccessContext.for_member(draw(st.sampled_from(PEOPLE)), activity, purpose)
 
 
@@ -54,6 +58,7 @@ def grants(draw: st.DrawFn) -> Grant:
         expires_at=draw(st.none() | st.sampled_from(["2026-06-01T00:00:00+00:00",
                                                       "2027-06-01T00:00:00+00:00"])),
         revoked_at=draw(st.none() | st.just("2026-02-01T00:00:00+00:00")),
+        mind=draw(st.none() | st.sampled_from(MINDS)),
     )
 
 
@@ -106,8 +111,61 @@ def test_no_grant_ever_opens_credentials_outside_direct_work(
 def test_only_health_and_finance_for_background_and_group_work_are_grantable() -> None:
     assert {s for _, s in GRANTABLE} == {Sensitivity.HEALTH, Sensitivity.FINANCE}
     assert {a for a, _ in GRANTABLE} == {
-        Activity.GROUP_CONVERSATION, Activity.COMPACTION, Activity.DREAM, Activity.PROACTIVE
+        Activity.GROUP_CONVERSATION, Activity.COMPACTION, Activity.DREAM, Activity.PROACTIVE,
+        Activity.MIND,
     }
+
+
+@given(contexts(), st.sampled_from(SCOPES), st.sampled_from(list(Sensitivity)), grant_sets)
+def test_a_grant_naming_a_mind_opens_that_minds_reads_and_nothing_else(
+    ctx: AccessContext, scope: str, sensitivity: Sensitivity, granted: list[Grant]
+) -> None:
+    naming = [g for g in granted if g.mind is not None]
+    plain = [g for g in granted if g.mind is None]
+    if ctx.activity == Activity.MIND:
+        # only grants naming this very mind count for it
+        mine = [g for g in naming if ctx.actor == f"mind:{g.mind}"]
+        assert may_use(ctx, scope, sensitivity, granted, NOW) == may_use(
+            ctx, scope, sensitivity, mine, NOW)
+        assert not may_use(ctx, scope, sensitivity, plain, NOW) or sensitivity is (
+            Sensitivity.ORDINARY)
+    else:
+        assert may_use(ctx, scope, sensitivity, granted, NOW) == may_use(
+            ctx, scope, sensitivity, plain, NOW)
+
+
+def _grant(activity: Activity, mind: str | None) -> Grant:
+    return Grant(grant_id=1, grantor_id="pa", scope=private_scope("pa"), activity=activity,
+                 sensitivity=Sensitivity.HEALTH, beneficiary_id=None, note="",
+                 created_at="2026-01-01T00:00:00+00:00", expires_at=None, revoked_at=None,
+                 mind=mind)
+
+
+@pytest.mark.parametrize(("named", "opens"), [("calendar", True), ("desk", False), (None, False)])
+def test_only_a_grant_naming_the_very_mind_opens_a_class_for_it(
+    named: str | None, opens: bool
+) -> None:
+    ctx = AccessContext.for_mind("pa", "calendar", "a mind's read")
+    assert may_use(ctx, private_scope("pa"), Sensitivity.HEALTH, [_grant(Activity.MIND, named)],
+                   NOW) is opens
+    # a grant naming a mind opens nothing for the member's own lanes
+    dream = AccessContext.for_member("pa", Activity.DREAM, "the nightly pass")
+    assert not may_use(dream, private_scope("pa"), Sensitivity.HEALTH,
+                       [_grant(Activity.DREAM, "calendar")], NOW)
+    assert may_use(dream, private_scope("pa"), Sensitivity.HEALTH,
+                   [_grant(Activity.DREAM, None)], NOW)
+
+
+def test_a_mind_is_a_person_audience_read_by_that_mind_alone() -> None:
+    with pytest.raises(ValueError, match="group"):
+        AccessContext.for_group(Activity.MIND, "sneaky")
+    with pytest.raises(ValueError, match="mind"):
+        AccessContext.for_member("pa", Activity.MIND, "a mind's read without its name")
+    with pytest.raises(ValueError, match="mind"):
+        AccessContext(activity=Activity.DM_CONVERSATION, purpose="p", audience="person",
+                      person_id="pa", actor="mind:calendar")
+    ctx = AccessContext.for_mind("pa", "calendar", "a mind's read")
+    assert (ctx.actor, visible_scopes(ctx)) == ("mind:calendar", (SHARED, private_scope("pa")))
 
 
 @pytest.mark.parametrize("purpose", ["", "   ", "\n"])
@@ -133,7 +191,8 @@ FACTS = {
     "health": "Bob has asthma and uses an inhaler",
     "finance": "Bob's overdraft is nearly maxed out",
 }
-GRANT_CHOICES = [(a, s) for a, s in sorted(GRANTABLE)]
+# A mind's grants name a mind (tests/bot/test_mcp.py grants and revokes those).
+GRANT_CHOICES = [(a, s) for a, s in sorted(GRANTABLE) if a != Activity.MIND]
 
 
 @settings(max_examples=15, deadline=None,

@@ -71,6 +71,7 @@ TABLE: dict[Activity, dict[str, str]] = {
     Activity.DREAM: {O: "Y", H: "G", F: "G", C: "N"},
     Activity.PROACTIVE: {O: "Y", H: "G", F: "G", C: "N"},
     Activity.OWNER_AUDIT: {O: "N", H: "N", F: "N", C: "N"},
+    Activity.MIND: {O: "Y", H: "G", F: "G", C: "N"},  # grants naming the mind
 }
 
 GRANT_ACTIVITIES = [Activity.GROUP_CONVERSATION, Activity.COMPACTION, Activity.DREAM,
@@ -94,7 +95,14 @@ class Reader:
             return AccessContext.for_batch(private_scope(person_id), purpose)
         if self.activity == Activity.OWNER_AUDIT:
             return AccessContext.for_audit(person_id, purpose)
+        if self.activity == Activity.MIND:
+            return AccessContext.for_mind(person_id, mind_of(self.viewer), purpose)
         return AccessContext.for_member(person_id, self.activity, purpose)
+
+
+def mind_of(viewer: str) -> str:
+    """The mind acting for each member in the red team's household."""
+    return f"agent-{viewer}"
 
 
 READERS = [
@@ -160,6 +168,14 @@ async def _build(path: Path, *, granted: bool) -> World:
         # One contradiction per scope, between its ordinary and health facts.
         ctx = home.dm(teller)
         assert await memory.beliefs.link_contradiction(ctx, ids[(owner, O)], ids[(owner, H)])
+    for who in ("bob", "alice", "olivia"):
+        # Each member's mind gets the member's grants naming it (and the owner's over shared
+        # facts) in the world with every grant; in the other, none.
+        classes = [Sensitivity.HEALTH, Sensitivity.FINANCE] if granted else []
+        await memory.minds.add(mind_of(who), _person(home, who).person_id, grants=classes)
+        for klass in classes:
+            await memory.grants.give(home.owner.person_id, Activity.MIND, klass, shared=True,
+                                     mind=mind_of(who))
     if granted:
         for activity in GRANT_ACTIVITIES:
             for klass in (Sensitivity.HEALTH, Sensitivity.FINANCE):

@@ -501,6 +501,8 @@ async def _grants(memory: Memory, args: argparse.Namespace) -> int:
         state = "revoked" if g.revoked_at else ("active" if g.is_active(now) else "expired")
         over = "shared" if g.scope == "shared" else names.get(g.grantor_id, g.grantor_id)
         who = names.get(g.beneficiary_id, "anyone") if g.beneficiary_id else "anyone"
+        if g.mind:  # a grant to a mind opens that mind's reads alone
+            who = f"mind {g.mind}"
         until = g.expires_at or "no expiry"
         _print(f"{g.ref}\t{over}\t{g.activity}\t{g.sensitivity}\tfor {who}\t{until}\t"
                f"{state}\t{g.note}")

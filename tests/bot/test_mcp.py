@@ -381,6 +381,9 @@ def test_hearth_minds_adds_lists_and_revokes_and_says_one_line_on_bad_input(
     assert out.count(_token(out)) == 1 and "health" in out
     assert main(["minds", *db]) == 0
     assert capsys.readouterr().out.split("\t")[:3] == ["calendar", "for Bob", "live"]
+    assert main(["grants", "--as", "Bob", *db]) == 0
+    assert [line.split("\t")[2:5] for line in capsys.readouterr().out.splitlines()] == [
+        ["mind", "health", "for mind calendar"]]
     for argv, words in (
         (["minds", "add", "calendar", "--for", "Bob"], "exists already"),
         (["minds", "add", "other", "--for", "Nobody"], "no member"),

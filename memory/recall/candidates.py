@@ -119,6 +119,9 @@ class Candidate:
     # The newer words of the same voice that replaced it only after the time the question
     # names: then it still held, so it is told before them (`verdict`).
     later: frozenset[int] = frozenset()
+    # When it stopped holding, as the newer word that replaced it began (for a question that
+    # names a time; a superseded belief says so itself, in its validity).
+    ended: str | None = None
     norm: str = ""
     doc: tuple[frozenset[str], ...] = ()
 

@@ -12,7 +12,8 @@ validity are apart from this).
 A question that names a past time ("where did Tom work in March?") is answered as of then: a
 mark whose newer row began only after that time does not count (in March the older row had
 not been replaced yet); the older row is told before the newer instead (`Candidate.later`),
-and so is a belief superseded after that time.
+and so is a belief superseded after that time. Each replaced row then carries when it stopped
+holding (`Candidate.ended`), so what is told says "until".
 
 Owns: reading the marks for recall. Must not: read a mark whose rows the reader may not see
 or use.
@@ -45,15 +46,18 @@ async def load_replacements(read: Read, found: Sequence[Candidate],
     for tier in TIERS:
         ids = [c.key[1] for c in found if c.key[0] == tier]
         marks = await read.replacements(tier, ids)
-        after = (set() if period is None
-                 else await _begun_after(read, tier, found, marks, period))
+        starts = {} if period is None else await _starts(read, tier, found, marks)
+        ended = "" if period is None else period.end.isoformat()
         newer: dict[int, set[int]] = {}
         older: dict[int, set[int]] = {}
         later: dict[int, set[int]] = {}
+        ends: dict[int, str] = {}
         for old, new in marks:
-            if (old, new) in after:
-                later.setdefault(old, set()).add(new)
-                continue
+            if old in starts and new in starts and starts[new] > starts[old]:
+                ends[old] = min(ends.get(old, starts[new]), starts[new])
+                if starts[old] < ended <= starts[new]:
+                    later.setdefault(old, set()).add(new)
+                    continue
             newer.setdefault(old, set()).add(new)
             older.setdefault(new, set()).add(old)
         for c in found:
@@ -61,6 +65,7 @@ async def load_replacements(read: Read, found: Sequence[Candidate],
                 c.newer = frozenset(newer.get(c.key[1], ()))
                 c.older = frozenset(older.get(c.key[1], ()))
                 c.later = frozenset(later.get(c.key[1], ()))
+                c.ended = ends.get(c.key[1])
     if period is not None:
         ended = period.end.isoformat()
         for c in found:
@@ -72,10 +77,9 @@ async def load_replacements(read: Read, found: Sequence[Candidate],
                 c.later |= {int(row["superseded_by"])}
 
 
-async def _begun_after(read: Read, tier: str, found: Sequence[Candidate],
-                       marks: Sequence[tuple[int, int]], period: Period) -> set[tuple[int, int]]:
-    """The marks whose older row began before the period ended and whose newer row began only
-    after it."""
+async def _starts(read: Read, tier: str, found: Sequence[Candidate],
+                  marks: Sequence[tuple[int, int]]) -> dict[int, str]:
+    """When each row these marks name began (rows the reader may see and use: the marks')."""
     starts = {c.key[1]: began(c) for c in found if c.key[0] == tier}
     unknown = sorted({i for pair in marks for i in pair} - set(starts))
     if unknown:
@@ -88,6 +92,4 @@ async def _begun_after(read: Read, tier: str, found: Sequence[Candidate],
             rows = await read.select("turns", f"turn_id IN ({places})", unknown,
                                      columns="turn_id, at")
             starts |= {int(r["turn_id"]): str(r["at"]) for r in rows}
-    ended = period.end.isoformat()
-    return {(old, new) for old, new in marks
-            if old in starts and new in starts and starts[old] < ended <= starts[new]}
+    return starts

@@ -74,7 +74,11 @@ def result(c: Candidate, judgement: Judgement) -> Recalled | Quoted:
     keyword = round(c.covered, 4)  # the share of the query's keyword weight it carries
     score = round(c.fused, 6)
     if c.belief is not None:
-        return Recalled(belief=c.belief, score=score, semantic=semantic, keyword=keyword,
+        belief = c.belief
+        if c.ended is not None and (belief.valid_to is None or c.ended < belief.valid_to):
+            # Replaced by a newer word: it held until that word began.
+            belief = belief.model_copy(update={"valid_to": c.ended})
+        return Recalled(belief=belief, score=score, semantic=semantic, keyword=keyword,
                         verdict=judgement.verdict, chance=judgement.chance, why=judgement.why)
     return Quoted(turn=turn_from_row(c.row), score=score, semantic=semantic, keyword=keyword,
                   verdict=judgement.verdict, chance=judgement.chance, why=judgement.why)

@@ -70,8 +70,12 @@ async def test_a_newer_word_said_after_the_month_asked_about_does_not_replace_th
                  for e in await m.recall.explain(ctx, "Wo arbeitete Bob im März?")}
     assert explained[BAECKEREI]["replaced"] == 0.0 and explained[BAECKEREI]["said_then"] == 1.0
     assert explained[BIBLIOTHEK]["replaces"] == 0.0
-    then = told(await m.recall.recollect(ctx, "Wo arbeitete Bob im März?", unrelated=True))
+    found = await m.recall.recollect(ctx, "Wo arbeitete Bob im März?", unrelated=True)
+    then = told(found)
     assert then.index(BAECKEREI) < then.index(BIBLIOTHEK)
+    # What is told says when the older word stopped holding: when the newer one began.
+    ends = {r.belief.proposition: r.belief.valid_to for r in found if isinstance(r, Recalled)}
+    assert ends == {BAECKEREI: MAY.isoformat(), BIBLIOTHEK: None}
     # Without a time, the newer word is the answer and comes first.
     now = told(await m.recall.recollect(ctx, "Wo arbeitet Bob?", unrelated=True))
     assert now.index(BIBLIOTHEK) < now.index(BAECKEREI)

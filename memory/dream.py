@@ -81,10 +81,11 @@ def _groups(rows: Sequence[Row], near: Iterable[tuple[int, int]]) -> list[list[i
     return [sorted(g) for g in members.values() if len(g) > 1]
 
 
-async def _supersede(tx: Tx, old: int, new: int, now: str) -> None:
+async def _supersede(tx: Tx, old: int, new: int, now: str, *, ended: str | None = None) -> None:
+    """`old` gives way to `new` and is kept, valid until `ended` (by default now)."""
     await tx.execute(
         "UPDATE beliefs SET superseded_by = ?, valid_to = ?, updated_at = ? WHERE belief_id = ?",
-        (new, now, now, old),
+        (new, ended or now, now, old),
     )
 
 
@@ -155,7 +156,8 @@ async def reconcile(tx: Tx, rows: Sequence[Row], now: str) -> tuple[int, set[int
             return (str(r["valid_from"] or r["created_at"]), str(r["created_at"]), i)
 
         older, newer = sorted((a, b), key=when)
-        await _supersede(tx, older, newer, now)
+        # The older held until the newer began: "what was true when" reads that validity.
+        await _supersede(tx, older, newer, now, ended=when(newer)[0])
         done.add(older)
     return len(done), done
 

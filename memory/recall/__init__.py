@@ -29,7 +29,7 @@ from memory.recall.candidates import Asked, Candidate
 from memory.recall.judge import Judgement, SignalJudge, weights_for
 from memory.recall.names import Roster
 from memory.recall.periods import asked_period
-from memory.recall.replacements import load_replacements
+from memory.recall.replacements import began, load_replacements
 from memory.recall.signals import FEATURES, Background, measure
 from memory.recall.verdict import Judged, ordered, result
 from memory.terms import query_terms
@@ -222,10 +222,14 @@ class RecallBook:
         ranked = [c for c in ranked if c.belief is not None or c.norm != asked_words]
         top = cand.without_repeats(ranked)[:JUDGED]
         await load_replacements(read, top, asked.period)
+        ended = None if asked.period is None else asked.period.end.isoformat()
         for c in top:
             # The version of a thing that held in the time the question names, replaced only
             # since, is the word of that time however long before it was said.
             c.said_then = c.said_then or bool(c.later)
+            # A belief that began only after that time did not hold in it.
+            c.began_after = (ended is not None and c.belief is not None
+                             and began(c) >= ended)
         background = None
         if similar is not None:
             w = self.judge.weights

@@ -122,6 +122,7 @@ class Candidate:
     # When it stopped holding, as the newer word that replaced it began (for a question that
     # names a time; a superseded belief says so itself, in its validity).
     ended: str | None = None
+    began_after: bool = False  # a belief that began only after the time the question names
     norm: str = ""
     doc: tuple[frozenset[str], ...] = ()
 

@@ -25,15 +25,15 @@ Judged = tuple[Candidate, Judgement, tuple[float, ...]]
 
 def ordered(judged: Sequence[Judged], *, unrelated: bool = False) -> list[Judged]:
     """Answers (newer words first), then related, then, when asked for, the unrelated; each
-    group most likely first."""
+    group most likely first, and as of the past time a question names (`_as_of`)."""
     def by_chance(group: Verdict) -> list[Judged]:
         found = [cjs for cjs in judged if cjs[1].verdict is group]
         return sorted(found, key=lambda cjs: (-cjs[1].chance, cjs[0].key))
 
-    answers = _held_first(_newer_first(by_chance(Verdict.ANSWERS)))
-    out = answers + _held_first(by_chance(Verdict.RELATED))
+    answers = _as_of(_newer_first(by_chance(Verdict.ANSWERS)))
+    out = answers + _as_of(by_chance(Verdict.RELATED))
     if unrelated:
-        out += by_chance(Verdict.UNRELATED)
+        out += _as_of(by_chance(Verdict.UNRELATED))
     return out
 
 
@@ -49,6 +49,13 @@ def _newer_first(answers: list[Judged]) -> list[Judged]:
         order.remove(c.key)
         order.insert(max(order.index(k) for k in later) + 1, c.key)
     return [by_key[k] for k in order]
+
+
+def _as_of(group: list[Judged]) -> list[Judged]:
+    """When the question names a past time: what held then before what began only after it,
+    each in its order, and a replaced row before the rows that replaced it after that time."""
+    held = [cjs for cjs in group if not cjs[0].began_after]
+    return _held_first(held + [cjs for cjs in group if cjs[0].began_after])
 
 
 def _held_first(group: list[Judged]) -> list[Judged]:

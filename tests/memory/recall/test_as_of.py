@@ -113,3 +113,4 @@ async def test_a_past_version_in_another_members_private_notes_is_never_told(
     for ctx in (home.dm(home.alice), home.group()):
         assert told(await m.recall.recollect(ctx, "Where did Bob work in March?",
                                              unrelated=True)) == []
+

@@ -10,9 +10,11 @@ from memory.recall.verdict import Judged, ordered
 
 
 def judged(row_id: int, verdict: Verdict, chance: float, *, newer: frozenset[int] = frozenset(),
-           tier: str = "turns") -> Judged:
+           tier: str = "turns", later: frozenset[int] = frozenset(),
+           began_after: bool = False) -> Judged:
     c = Candidate(key=(tier, row_id), text=f"line {row_id}", scope="shared", at="2026-03-01",
-                  row={}, newer=newer)  # type: ignore[arg-type]  # rows are not read here
+                  row={}, newer=newer, later=later,  # type: ignore[arg-type]  # rows unread
+                  began_after=began_after)
     return (c, Judgement(verdict, chance, ""), ())
 
 
@@ -40,3 +42,20 @@ def test_a_replacement_of_another_tier_or_not_among_the_answers_moves_nothing() 
     related_five = judged(5, Verdict.RELATED, 0.5)
     assert keys(ordered([older, belief_five])) == [1, 5]
     assert keys(ordered([older, related_five])) == [1, 5]
+
+
+def test_asked_about_a_past_time_what_held_then_comes_before_what_began_after_it() -> None:
+    began_later = judged(2, Verdict.ANSWERS, 0.95, tier="beliefs", began_after=True)
+    held = judged(1, Verdict.ANSWERS, 0.8, tier="beliefs")
+    related_later = judged(4, Verdict.RELATED, 0.6, tier="beliefs", began_after=True)
+    related_held = judged(3, Verdict.RELATED, 0.5, tier="beliefs")
+    assert keys(ordered([began_later, held, related_later, related_held])) == [1, 2, 3, 4]
+    # A verdict is never changed: what held then but is only related stays after the answers.
+    assert keys(ordered([began_later, related_held])) == [2, 3]
+
+
+def test_a_word_replaced_only_after_the_time_asked_about_is_told_before_its_replacement() -> None:
+    older = judged(1, Verdict.ANSWERS, 0.7, later=frozenset({5}))
+    newer = judged(5, Verdict.ANSWERS, 0.9)
+    other = judged(3, Verdict.ANSWERS, 0.95)
+    assert keys(ordered([older, newer, other])) == [3, 1, 5]

@@ -17,6 +17,8 @@ from memory.errors import (
 )
 from memory.facade import Memory, utc_now
 from memory.inbox import Delivery, OwedReply
+from memory.knowledge import MAX_BYTES as MAX_DOCUMENT_BYTES
+from memory.knowledge import Found, Shelved, Unreadable
 from memory.lens import GRANTABLE
 from memory.lockfile import hold_database
 from memory.minds import Issued, Mind
@@ -66,6 +68,7 @@ __all__ = [
     "Evidence",
     "Explanation",
     "Firing",
+    "Found",
     "GRANTABLE",
     "Goal",
     "Grant",
@@ -75,6 +78,7 @@ __all__ = [
     "Kind",
     "LedgerError",
     "Listed",
+    "MAX_DOCUMENT_BYTES",
     "MAX_TURN_CHARS",
     "Memory",
     "Mind",
@@ -91,12 +95,14 @@ __all__ = [
     "Role",
     "SHARED",
     "Sensitivity",
+    "Shelved",
     "StoreBusy",
     "StoreError",
     "Summary",
     "Turn",
     "UnknownMind",
     "UnknownPerson",
+    "Unreadable",
     "Verdict",
     "WriteOutcome",
     "chat_scope",

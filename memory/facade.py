@@ -36,6 +36,7 @@ from memory.goals import GoalBook
 from memory.grants import GrantBook
 from memory.household import HouseholdBook
 from memory.inbox import Inbox, Outbox
+from memory.knowledge import Shelf
 from memory.ledger import LedgerBook
 from memory.lockfile import hold_database
 from memory.minds import MindBook
@@ -98,6 +99,7 @@ class Memory:
         self.export = ExportBook(gate, self.people, self.grants, now)
         self.minds = MindBook(store, gate, self.people, self.grants, self.beliefs,
                               vectors=self.vectors, secret=secret, now=now)
+        self.shelf = Shelf(store, gate, self.people, self.vectors, now)
 
     @classmethod
     async def open(

@@ -297,13 +297,15 @@ async def count_mentions(lane: Lane, needle: str) -> int:
 async def _rebuild_index(tx: Tx) -> None:
     # Deleted terms linger in FTS5 segments until a merge; optimize rewrites each index whole
     # (this SQLite predates FTS5's secure-delete option), and secure_delete zeroes the pages the
-    # old segments leave free. Both keyword indexes: a forgotten line's words are in the lines'.
-    for index in ("beliefs_fts", "turns_fts"):
+    # old segments leave free. Every keyword index: a forgotten line's words are in the lines',
+    # a member removed takes their documents' passages with them.
+    for index in ("beliefs_fts", "turns_fts", "chunks_fts"):
         await tx.execute(f"INSERT INTO {index}({index}) VALUES ('optimize')")
 
 
 async def purge_scope(tx: Tx, scope: str) -> list[int]:
-    """Remove everything a scope holds: beliefs, evidence, vectors, lines, overrides, grants."""
+    """Remove everything a scope holds: beliefs, evidence, vectors, lines, overrides, grants,
+    and the documents on its shelf."""
     ids = [int(r["belief_id"]) for r in await Lane(tx, scope).select("beliefs",
                                                                        columns="belief_id")]
     await tx.execute("DELETE FROM beliefs WHERE scope = ?", (scope,))
@@ -312,6 +314,7 @@ async def purge_scope(tx: Tx, scope: str) -> list[int]:
     await tx.execute("DELETE FROM grants WHERE scope = ?", (scope,))
     await tx.execute("DELETE FROM summaries WHERE scope = ?", (scope,))
     await tx.execute("DELETE FROM goals WHERE scope = ?", (scope,))
+    await tx.execute("DELETE FROM documents WHERE scope = ?", (scope,))  # and their passages
     await _rebuild_index(tx)
     return ids
 

@@ -106,7 +106,8 @@ def _select(columns: str, table: str, where: str, order: str | None, limit: int 
 # The tiers recall searches by keyword: each table's key, its stemmed index, and which of its
 # rows are indexed (members' lines only: hers are not evidence).
 _KEYWORD_TIERS = {"beliefs": ("belief_id", "beliefs_fts", "1"),
-                  "turns": ("turn_id", "turns_fts", "t.role = 'user'")}
+                  "turns": ("turn_id", "turns_fts", "t.role = 'user'"),
+                  "chunks": ("chunk_id", "chunks_fts", "1")}
 
 
 STATED_BY = re.compile(r"^statement:([^:]+):")  # a member told it outright (`remember`)
@@ -297,10 +298,11 @@ class Read:
         return found
 
     async def keyword(self, tier: str, matches: Sequence[str], cap: int) -> Keyword:
-        """Keyword statistics of one tier (`beliefs` or `turns`) over the rows this reader may
-        see, and nothing else: how many rows they see in all, and for each FTS5 query in
-        `matches` how many of those match it and the ids of up to `cap` of them (the newest,
-        when more match). A row behind the wall is never counted, so it cannot shape a score."""
+        """Keyword statistics of one tier (`beliefs`, `turns` or `chunks`) over the rows this
+        reader may see, and nothing else: how many rows they see in all, and for each FTS5
+        query in `matches` how many of those match it and the ids of up to `cap` of them (the
+        newest, when more match). A row behind the wall is never counted, so it cannot shape a
+        score."""
         key, index, only = _KEYWORD_TIERS[tier]
         rule = self.wall("t.scope")
         visible = f"SELECT count(*) FROM {tier} t WHERE {rule.sql}"

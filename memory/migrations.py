@@ -451,6 +451,56 @@ _SENSITIVITY_BY: tuple[str, ...] = (
     "ALTER TABLE beliefs ADD COLUMN sensitivity_by TEXT",
 )
 
+# The shelf (`memory.knowledge`): documents members sent in chat, their passages and their
+# passages' vectors, behind the same wall as memory. A document's title and its passages are
+# words; its class is the most private of its passages' (each passage carries its own).
+_KNOWLEDGE: tuple[str, ...] = (
+    f"""CREATE TABLE documents (
+        document_id INTEGER PRIMARY KEY,
+        scope TEXT NOT NULL {_SCOPE_CHECK},
+        title TEXT NOT NULL,
+        format TEXT NOT NULL,
+        added_by TEXT REFERENCES people(person_id) ON DELETE SET NULL,
+        sensitivity TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        pages INTEGER,
+        passages INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX documents_by_scope ON documents(scope, document_id)",
+    f"""CREATE TABLE chunks (
+        chunk_id INTEGER PRIMARY KEY,
+        document_id INTEGER NOT NULL REFERENCES documents(document_id) ON DELETE CASCADE,
+        scope TEXT NOT NULL {_SCOPE_CHECK},
+        seq INTEGER NOT NULL,
+        page INTEGER,
+        section TEXT,
+        text TEXT NOT NULL,
+        sensitivity TEXT NOT NULL,
+        sensitivity_by TEXT
+    )""",
+    "CREATE INDEX chunks_by_document ON chunks(document_id, seq)",
+    "CREATE INDEX chunks_by_scope ON chunks(scope, chunk_id)",
+    """CREATE TABLE chunk_vectors (
+        chunk_id INTEGER PRIMARY KEY REFERENCES chunks(chunk_id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL
+    )""",
+    """CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        text, content='chunks', content_rowid='chunk_id',
+        tokenize='unicode61 remove_diacritics 2'
+    )""",
+    # A passage is found by the words of the section it sits under too ("Error codes").
+    """CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+        INSERT INTO chunks_fts(rowid, text)
+        VALUES (new.chunk_id, stems(coalesce(new.section, '') || ' ' || new.text));
+    END""",
+    """CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+        INSERT INTO chunks_fts(chunks_fts, rowid, text)
+        VALUES ('delete', old.chunk_id, stems(coalesce(old.section, '') || ' ' || old.text));
+    END""",
+)
+
 # Other agents with a credential each (`memory.minds`), acting for one member: the token is
 # kept only as a keyed digest, and a revoked mind keeps its row (its name is never reused, so
 # the receipts that name it keep meaning it). A grant may name the one mind it opens for.
@@ -478,5 +528,6 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0009_stemmed_recall", _STEMMED_RECALL),
     ("0010_replacements", _REPLACEMENTS),
     ("0011_sensitivity_by", _SENSITIVITY_BY),
+    ("0012_knowledge", _KNOWLEDGE),
     ("0013_minds", _MINDS),
 )

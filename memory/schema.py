@@ -67,6 +67,15 @@ TABLES: dict[str, Table] = {
                                                            " WHERE {})"),
     "beliefs_fts": Table(_cols("proposition"), frozenset({"proposition"}),
                          "rowid IN (SELECT belief_id FROM beliefs WHERE {})"),
+    # The shelf: documents sent in chat and their passages (`memory.knowledge`).
+    "documents": Table(_cols("document_id scope title format added_by sensitivity size pages"
+                             " passages created_at"), frozenset({"title"}), "{}"),
+    "chunks": Table(_cols("chunk_id document_id scope seq page section text sensitivity"
+                          " sensitivity_by"), frozenset({"section", "text"}), "{}"),
+    "chunk_vectors": Table(_cols("chunk_id model vector"), frozenset({"vector"}),
+                           "chunk_id IN (SELECT chunk_id FROM chunks WHERE {})"),
+    "chunks_fts": Table(_cols("text"), frozenset({"text"}),
+                        "rowid IN (SELECT chunk_id FROM chunks WHERE {})"),
     # Words that are not read across scopes: each read only by the module that writes it.
     "sensitivity_overrides": Table(
         _cols("scope norm sensitivity set_by at"), frozenset({"norm"}),

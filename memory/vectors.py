@@ -1,6 +1,7 @@
 """The vector index: each scope's embeddings in its own matrix, searched scope by scope.
 
-Two tiers are embedded: beliefs (what she concluded) and members' lines (what was said).
+Three tiers are embedded: beliefs (what she concluded), members' lines (what was said) and the
+shelf's passages (what documents sent in chat say, `memory.knowledge`).
 Owns: embedding both (off the event loop, in memory's one CPU thread), storing their vectors
 with the name of the model that made them, loading them into per-scope matrices at open
 (re-embedding what another model embedded), taking in what another process wrote, and
@@ -258,6 +259,10 @@ BELIEFS = Tier("beliefs", "belief_id", "proposition", "belief_vectors", "1", "1"
 # Members' lines (hers are not evidence); a forgotten line's words are gone, and so is its vector.
 LINES = Tier("turns", "turn_id", "text", "turn_vectors", "role = 'user'", f"text != '{REDACTED}'",
              "lines")
+# The shelf's passages: embedded, with the line that situates each, when a document is put on
+# the shelf (`memory.knowledge`); only a passage another model embedded is embedded here.
+PASSAGES = Tier("chunks", "chunk_id", "text", "chunk_vectors", "1", "1", "passages")
+TIERS = (BELIEFS, LINES, PASSAGES)
 
 
 @dataclass
@@ -282,6 +287,8 @@ class VectorBook:
                                             initializer=_one_blas_thread)
         self.index: VectorIndex | None = None if embedder is None else VectorIndex(embedder.dim)
         self.lines: VectorIndex | None = None if embedder is None else VectorIndex(embedder.dim)
+        self.passages: VectorIndex | None = (None if embedder is None
+                                             else VectorIndex(embedder.dim))
         self._unembedded: set[int] = set()  # forgotten lines: nothing left to embed
         self._forgets_seen: int | None = None  # tombstones at the last sync
         # The vectors of the last few lines stored one by one, each kept until a recall asks
@@ -295,7 +302,8 @@ class VectorBook:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     def _index(self, tier: Tier) -> VectorIndex | None:
-        return self.index if tier is BELIEFS else self.lines
+        return {BELIEFS.table: self.index, LINES.table: self.lines,
+                PASSAGES.table: self.passages}[tier.table]
 
     @property
     def _senser(self) -> Senser | None:
@@ -336,6 +344,52 @@ class VectorBook:
 
         return await self.off_loop(both)
 
+    async def question(self, query: str) -> Matrix | None:
+        """A question's vector (`Embedder.embed_query`), on memory's CPU thread; None without
+        an embedder or words."""
+        embedder = self.embedder
+        if embedder is None or not query.strip():
+            return None
+        vectors: Matrix = await self.off_loop(lambda: embedder.embed_query([query]))
+        first: Matrix = vectors[0]
+        return first
+
+    async def nearest_passages(self, ctx: AccessContext, vector: Matrix, top: int,
+                               among: Sequence[int] = ()) -> tuple[dict[int, float], Spread]:
+        """The `top` passages nearest `vector` across the scopes this reader may see, the
+        cosine of each of `among` too (passages found by their words), and how the question
+        scores against every visible passage."""
+        index = self.passages
+        if index is None:
+            return {}, Spread()
+
+        def run() -> tuple[dict[int, float], Spread]:
+            spread = Spread()
+            found = index.search(ctx, vector, top, spread)
+            for row_id, v in index.vectors(i for i in among if i not in found).items():
+                found[row_id] = float(v @ vector)
+            return found, spread
+
+        return await self.off_loop(run)
+
+    def sees_passages(self, ctx: AccessContext) -> bool:
+        """Whether any passage of a scope this reader may see is in this process's matrices
+        (a document put by another process joins them at the next `sync`)."""
+        index = self.passages
+        return index is not None and any(
+            (block := index.scopes.get(scope)) is not None and block.size > 0
+            for scope in wall.visible_scopes(ctx))
+
+    def add_passages(self, scope: str, ids: list[int], vectors: Matrix) -> None:
+        """Passages just stored with their vectors (`memory.knowledge`) join their scope's
+        matrix."""
+        if self.passages is not None:
+            self.passages.add(scope, ids, vectors)
+
+    def remove_passages(self, ids: Iterable[int]) -> None:
+        if self.passages is not None:
+            self.passages.remove(ids)
+
     def cosines(self, vector: Matrix, keys: Sequence[tuple[str, int]]) -> dict[
         tuple[str, int], float
     ]:
@@ -371,7 +425,7 @@ class VectorBook:
         (a sync) empties the caches only when something was gone."""
         gone = 0
         self._just_embedded.clear()
-        for tier in (BELIEFS, LINES):
+        for tier in TIERS:
             index = self._index(tier)
             if index is None:
                 continue
@@ -397,7 +451,7 @@ class VectorBook:
         forgets = await self._forgets()
         await self.prune(forgot=forgets != self._forgets_seen)
         self._forgets_seen = forgets
-        for tier in (BELIEFS, LINES):
+        for tier in TIERS:
             index = self._index(tier)
             if index is None:
                 return
@@ -418,7 +472,7 @@ class VectorBook:
         no embedder was set, and rows another model embedded (the household chose another
         embedder), whose vectors are replaced. A question is never ranked against rows of
         another model, whose vectors mean nothing to its own."""
-        for tier in (BELIEFS, LINES):
+        for tier in TIERS:
             if self._index(tier) is None or self.embedder is None:
                 return
             async with self._store.transaction() as tx:

@@ -16,6 +16,7 @@ from memory.errors import (
     UnknownPerson,
 )
 from memory.facade import Memory, utc_now
+from memory.history import Held
 from memory.inbox import Delivery, OwedReply
 from memory.knowledge import MAX_BYTES as MAX_DOCUMENT_BYTES
 from memory.knowledge import Found, Shelved, Unreadable
@@ -73,6 +74,7 @@ __all__ = [
     "Goal",
     "Grant",
     "HearthError",
+    "Held",
     "InvalidRequest",
     "Issued",
     "Kind",

@@ -11,6 +11,7 @@ never the stored text.
     memory.dream          the nightly pass             memory.forgetting   forget and remove
     memory.grants         lens cells opened            memory.ledger       receipts, audit, verify
     memory.export         a member's own document      memory.vectors      the vector index
+    memory.history        what was true when
     memory.reminders      goals with a due time        memory.preferences  zones, quiet hours
     memory.minds          other agents' credentials, and what they write
     memory.people, memory.household, memory.state, memory.inbox, memory.outbox
@@ -34,6 +35,7 @@ from memory.forget import ForgetBook, read_tombstones
 from memory.gate import Census, Gate, ref_for
 from memory.goals import GoalBook
 from memory.grants import GrantBook
+from memory.history import HistoryBook
 from memory.household import HouseholdBook
 from memory.inbox import Inbox, Outbox
 from memory.knowledge import Shelf
@@ -86,6 +88,7 @@ class Memory:
         self.beliefs = BeliefBook(store, gate, self.people, self.vectors,
                                   secret=secret, now=now)
         self.recall = RecallBook(gate, self.vectors, now)
+        self.history = HistoryBook(gate, now)
         self.goals = GoalBook(store, gate, self.people, now)
         self.reminders = ReminderBook(store, gate, self.goals, now)
         self.preferences = PreferenceBook(store, now)

@@ -188,6 +188,7 @@ def add_handlers(app: HearthApp) -> None:
         [
             MessageHandler(new & filters.COMMAND, handlers.unknown_command),
             MessageHandler(new & filters.TEXT, handlers.chat),
+            MessageHandler(new & filters.Document.ALL, handlers.document),
             MessageHandler(new & ~filters.TEXT & ~filters.StatusUpdate.ALL, handlers.non_text),
             MessageHandler(filters.UpdateType.EDITED_MESSAGE, handlers.edited),
             button_handler(),

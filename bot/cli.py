@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from soul.proactive import Lane
     from soul.reminders import Desk
 from memory import (
+    MAX_DOCUMENT_BYTES,
     RECALL_LIMIT,
     SHARED,
     AccessContext,
@@ -43,6 +44,7 @@ from memory import (
     Quoted,
     Recalled,
     Sensitivity,
+    Unreadable,
     hold_database,
     make_embedder,
     private_scope,
@@ -53,6 +55,7 @@ log = logging.getLogger("hearth.cli")
 LOGGED_COMMANDS = frozenset({"run", "chat", "mcp"})  # the commands whose logs go to stderr
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EMBED_PROGRESS_FROM = 64  # passages: a document this long shows its progress
 _ACTIVITIES = [a.value for a in Activity]
 
 
@@ -151,6 +154,24 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
     receipts.add_argument("--as", dest="as_name", default=None, metavar="NAME",
                           help="reads that used NAME's facts")
     receipts.add_argument("--limit", type=int, default=50)
+
+    docs = command("docs", "the shelf NAME may see; `docs add FILE` puts a document on it")
+    docs.add_argument("--as", dest="as_name", default=None, metavar="NAME")
+    docs_sub = docs.add_subparsers(dest="docs_command", metavar="ACTION", parser_class=_Parser)
+    for name, text, what in (("add", "put a document on the shelf", "FILE"),
+                             ("search", "the passages that answer QUERY", "QUERY"),
+                             ("forget", "drop a document and every passage of it", "TITLE")):
+        action = docs_sub.add_parser(name, help=text, description=text)
+        _db_option(action, top=False)
+        action.add_argument("--as", dest="as_name", default=argparse.SUPPRESS, metavar="NAME")
+        action.add_argument("words", nargs="+", metavar=what)
+        if name == "add":
+            action.add_argument("--shared", action="store_true", help="a household document")
+        if name == "search":
+            action.add_argument("--group", action="store_true",
+                                help="search as the household group")
+            action.add_argument("--explain", action="store_true",
+                                help="the best passages, told or not, with why")
 
     export = command("export", "everything NAME may see about themselves, as JSON")
     export.add_argument("--as", dest="as_name", required=True, metavar="NAME")
@@ -295,12 +316,79 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         return await _tick(settings, db)
     if cmd == "dream":
         return await _dream(settings, db)
-    embed = cmd in ("remember", "recall")
+    embed = cmd in ("remember", "recall", "docs")
     memory = await _open(settings, db, embed=embed)
     try:
         return await _COMMANDS[cmd](memory, args)
     finally:
         await memory.close()
+
+
+async def _docs(memory: Memory, args: argparse.Namespace) -> int:
+    if args.as_name is None:
+        raise Failure("say whose shelf: --as NAME")
+    person = await _person(memory, args.as_name)
+    action = args.docs_command
+    if action is None:
+        ctx = actions.inspecting(person, "the member listed the shelf")
+        shelf = await memory.shelf.documents(ctx)
+        if not shelf:
+            _print("the shelf is empty")
+        for d in shelf:
+            pages = f"{d.pages} page(s), " if d.pages else ""
+            _print(f"{d.ref}\t{d.title}\t{_scope_label(d.scope)}\t{d.sensitivity}\t"
+                   f"{pages}{d.passages} passage(s)\t{d.created_at[:10]}")
+        return EXIT_OK
+    words = " ".join(args.words)
+    if not words.strip():
+        raise Failure(f"say what to {action}: nothing was given")
+    if action == "add":
+        return await _docs_add(memory, person, Path(words), shared=args.shared)
+    if action == "forget":
+        ctx = actions.inspecting(person, "the member dropped a document")
+        gone = await memory.shelf.forget(ctx, words)
+        _print(f"dropped {len(gone)} document(s)" + (f": {', '.join(gone)}" if gone else ""))
+        return EXIT_OK
+    ctx = _context_for_recall(person, args.group, None)
+    found = await memory.shelf.search(ctx, words, told_only=not args.explain)
+    if not found:
+        _print("nothing on the shelf answers that")
+    for n, f in enumerate(found, start=1):
+        mark = "" if f.told else " (not told)"
+        _print(f"{n}. [{f.citation}] {' '.join(f.text.split())[:300]}{mark}")
+        if args.explain:
+            _print(f"   {f.why}")
+    return EXIT_OK
+
+
+async def _docs_add(memory: Memory, person: Person, path: Path, *, shared: bool) -> int:
+    if shared and not person.is_owner:
+        raise Failure("only the household's owner puts shared documents on the shelf from here")
+    try:
+        size = (await asyncio.to_thread(path.stat)).st_size
+        if size > MAX_DOCUMENT_BYTES:
+            raise Failure(f"{path.name} is larger than {MAX_DOCUMENT_BYTES // 2**20} MB")
+        data = await asyncio.to_thread(path.read_bytes)
+    except OSError:
+        raise Failure(f"cannot read {path}") from None
+
+    def progress(done: int, total: int) -> None:
+        if total > EMBED_PROGRESS_FROM:
+            sys.stderr.write(f"\rreading {path.name}: {done}/{total} passages")
+            if done == total:
+                sys.stderr.write("\n")
+
+    try:
+        shelved = await memory.shelf.put(person.person_id, path.name, data, shared=shared,
+                                         progress=progress)
+    except Unreadable as exc:
+        raise Failure(f"{path.name}: {exc}") from None
+    pages = f"{shelved.pages} page(s), " if shelved.pages else ""
+    again = " (replacing the older copy)" if shelved.replaced else ""
+    _print(f"shelved {shelved.title}{again}: {pages}{shelved.passages} passage(s),"
+           f" {shelved.sensitivity}, {_scope_label(SHARED if shared else 'private:')}"
+           f" — document {shelved.ref}")
+    return EXIT_OK
 
 
 async def _minds(memory: Memory, args: argparse.Namespace) -> int:
@@ -1045,6 +1133,7 @@ _COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], Awaitable[int]]] = {
     "grants": _grants,
     "receipts": _receipts,
     "export": _export,
+    "docs": _docs,
     "backup": _backup,
     "persona": _persona,
     "minds": _minds,

@@ -147,6 +147,11 @@ async def forget(update: Update, context: HearthContext, message: Message,
         usage = texts.FORGET_USAGE_OWNER if person.is_owner else texts.FORGET_USAGE
         await message.reply_text(usage)
         return
+    shelved = await hearth.memory.shelf.droppable(
+        actions.inspecting(person, "the member asked to forget a document"), text)
+    if shelved:
+        await _ask_to_drop(update, context, message, shelved[0].title)
+        return
     preview = await actions.preview_forget(hearth.memory, person, text, shared=shared)
     found, mentions = preview.beliefs, preview.mentions
     if preview.empty:
@@ -170,6 +175,33 @@ async def forget(update: Update, context: HearthContext, message: Message,
     for chunk in chunks[:-1]:
         await message.reply_text(chunk)
     await message.reply_text(chunks[-1], reply_markup=keyboard)
+
+
+async def _ask_to_drop(update: Update, context: HearthContext, message: Message,
+                       title: str) -> None:
+    person, hearth = context.member, context.hearth
+    user_id = message.chat_id if update.effective_user is None else update.effective_user.id
+    yes_choice = Pending(action="drop_document", telegram_id=user_id,
+                         person_id=person.person_id, text=title)
+    yes, no = hearth.buttons.issue([yes_choice, replace(yes_choice, action="keep")],
+                                   hearth.now())
+    keyboard = InlineKeyboardMarkup(
+        [[InlineKeyboardButton(texts.DROP_YES, callback_data=yes),
+          InlineKeyboardButton(texts.DROP_NO, callback_data=no)]]
+    )
+    await message.reply_text(texts.drop_ask(title), reply_markup=keyboard)
+
+
+async def docs(update: Update, context: HearthContext, message: Message,
+               args: list[str]) -> None:
+    person, memory = context.member, context.hearth.memory
+    shelf = await memory.shelf.documents(actions.inspecting(person, "the member listed the shelf"))
+    if not shelf:
+        await message.reply_text(texts.DOCS_EMPTY)
+        return
+    lines = [texts.DOCS_HEADER] + [
+        texts.docs_line(d.title, d.pages, d.passages, shared=d.scope == SHARED) for d in shelf]
+    await _send_long(message, "\n".join(lines))
 
 
 def _grant_request(args: list[str], *, with_days: bool) -> tuple[str, str, float | None] | None:
@@ -571,6 +603,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("me", "what I know about you", me),
     Command("why", "which memories my last reply used, and why", why, in_group=True),
     Command("forget", "forget something about you, for good", forget),
+    Command("docs", "the documents on your shelf", docs),
     Command("grant", "let me use health or money notes for some work", grant),
     Command("revoke", "take a grant back, at once", revoke),
     Command("grants", "the grants you've given", grants),
@@ -660,6 +693,11 @@ async def on_button(update: Update, context: HearthContext) -> None:
                                      shared=pending.shared)
         log.info("member %s forgot %d belief(s)", person.person_id, count)
         outcome = texts.forgotten(count)
+    elif pending.action == "drop_document":
+        gone = await hearth.memory.shelf.forget(
+            actions.inspecting(person, "the member dropped a document"), pending.text)
+        log.info("member %s dropped %d document(s)", person.person_id, len(gone))
+        outcome = texts.dropped(gone)
     elif pending.action == "keep":
         outcome = texts.KEPT
     elif pending.action in ("cancel_reminder", "snooze_reminder"):

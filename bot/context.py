@@ -57,7 +57,7 @@ class Strangers:
 
 
 ButtonAction = Literal["forget", "keep", "approve", "reject", "cancel_reminder",
-                       "snooze_reminder"]
+                       "snooze_reminder", "drop_document"]
 
 
 @dataclass(frozen=True)

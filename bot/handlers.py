@@ -23,12 +23,14 @@ from bot.context import Hearth, HearthContext
 from bot.proactive import arm
 from bot.replies import keep_typing
 from memory import (
+    MAX_DOCUMENT_BYTES,
     MAX_TURN_CHARS,
     Delivery,
     InvalidRequest,
     Person,
     StoreBusy,
     UnknownPerson,
+    Unreadable,
     dm_chat,
     group_chat,
 )
@@ -227,6 +229,40 @@ async def chat(update: Update, context: HearthContext) -> None:
         await hearth.courier.deliver(context.bot, chat_.id)
     if reply.reminders:  # a reminder was made: the lane's one job is armed for it
         await arm(context.app)
+
+
+async def document(update: Update, context: HearthContext) -> None:
+    """A file a member sent: read onto the shelf (theirs in a private chat, the household's
+    in the group) and confirmed, or refused with the reason. The file's bytes are read and
+    let go; only its passages are kept. A file Telegram could not hand over yet stays in the
+    inbox and is fetched again by the resume job."""
+    message = update.message
+    if message is None or message.document is None:
+        return
+    person, hearth = context.member, context.hearth
+    sent = message.document
+    title = sent.file_name or "document"
+    if sent.file_size is not None and sent.file_size > MAX_DOCUMENT_BYTES:
+        await message.reply_text(texts.document_too_large(title, MAX_DOCUMENT_BYTES // 2**20))
+        return
+    try:
+        async with keep_typing(context.bot, message.chat_id, hearth.typing_interval):
+            data = bytes(await (await sent.get_file()).download_as_bytearray())
+            shelved = await hearth.memory.shelf.put(person.person_id, title, data,
+                                                    shared=context.group)
+    except Unreadable as exc:
+        await message.reply_text(texts.unreadable(title, str(exc)))
+        return
+    except TelegramError as exc:
+        log.warning("a document could not be fetched: %s", type(exc).__name__)
+        durable = hearth.intake is not None and update.update_id in hearth.intake.durable
+        if durable and hearth.intake is not None:
+            hearth.intake.keep(update)
+        await message.reply_text(texts.SHELF_FETCH_FAILED if durable else texts.APOLOGY)
+        return
+    log.info("a document of %d passage(s) was shelved", shelved.passages)
+    await message.reply_text(texts.shelved(shelved.title, shelved.pages, shelved.passages,
+                                           shared=context.group, replaced=shelved.replaced))
 
 
 def _is_reply_to_her(message: Message, bot_id: int) -> bool:

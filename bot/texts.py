@@ -82,6 +82,56 @@ def could_not(reason: str) -> str:
     return f"I couldn't do that: {reason.rstrip('.')}."
 
 
+# --- the shelf: documents sent in chat -------------------------------------------------------
+
+SHELF_FETCH_FAILED = (
+    "I couldn't fetch that file from Telegram just now. I'll try again by myself in a little "
+    "while; there's no need to send it again."
+)
+
+
+def shelved(title: str, pages: int | None, passages: int, *, shared: bool,
+            replaced: bool) -> str:
+    size = f"{pages} page{'s' if pages != 1 else ''}" if pages else (
+        f"{passages} passage{'s' if passages != 1 else ''}")
+    whose = "on the household's shelf" if shared else "on your shelf (only you can see it)"
+    again = ", in place of the older copy" if replaced else ""
+    return (f"I've read “{title}” ({size}) and put it {whose}{again}. Ask me about it "
+            "any time; /docs lists what's there.")
+
+
+DOCS_EMPTY = "Your shelf is empty. Send me a file (text, markdown, PDF or Word) to put it there."
+DOCS_HEADER = "On the shelf (ask me about any of these):"
+DROP_YES = "Drop it"
+DROP_NO = "Keep it"
+
+
+def docs_line(title: str, pages: int | None, passages: int, *, shared: bool) -> str:
+    size = f"{pages} p." if pages else f"{passages} passage{'s' if passages != 1 else ''}"
+    return f"• {title} ({size}, {'household' if shared else 'yours'})"
+
+
+def drop_ask(title: str) -> str:
+    return (f"“{title}” is on the shelf. Shall I drop it, with every passage of it, for good? "
+            "(To forget a memory instead, say it in other words.)")
+
+
+def dropped(titles: list[str]) -> str:
+    if not titles:
+        return "That document was already gone."
+    return f"Dropped “{titles[0]}” from the shelf, for good." if len(titles) == 1 else (
+        f"Dropped {len(titles)} copies of “{titles[0]}” from the shelf, for good.")
+
+
+def unreadable(title: str, reason: str) -> str:
+    return f"I couldn't read “{title}”: {reason.rstrip('.')}. Nothing of it was kept."
+
+
+def document_too_large(title: str, limit_mb: int) -> str:
+    return (f"“{title}” is larger than I can take ({limit_mb} MB at most). Could you send a "
+            "smaller file, or only the pages that matter?")
+
+
 # --- commands: who may use what, and where -----------------------------------------------------
 
 OWNER_ONLY = "That one is for the household's owner."

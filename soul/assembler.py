@@ -24,6 +24,7 @@ from memory import (
     AccessContext,
     Activity,
     Belief,
+    Found,
     Goal,
     Memory,
     Person,
@@ -83,6 +84,12 @@ TEMPLATES: dict[str, str] = {
     "memories_empty": "(nothing relevant)",
     "memories_none": "(nothing that answers it)",
     "related": "# Possibly related (not known to answer it; say you are not sure if you use it)",
+    "shelf": (
+        "# From the documents on the shelf (may answer this message; what a document says, "
+        "not a memory: use only what a passage says, and name the document and the page or "
+        "section)\n{items}"
+    ),
+    "passage": '- {citation}: "{text}"',
     "summary": "# The conversation so far\n{text}",
     "affect": "# Your mood in this chat\n{text}",
     "goals": "# Open goals and promises\n{items}",
@@ -94,9 +101,10 @@ NEVER_DROP = ("constitution", "honesty", "persona", "partner")
 # Surfaces, in the order they appear in the system message.
 ORDER = (
     "constitution", "honesty", "persona", "scenario", "examples", "lore", "situation",
-    "partner", "memories", "summary", "affect", "goals",
+    "partner", "memories", "shelf", "summary", "affect", "goals",
 )
 PARTNER_LIMIT = 12
+SHELF_LIMIT = 3  # passages of documents offered to one reply
 RECENT_TURNS = 24
 
 
@@ -128,6 +136,7 @@ class Gathered:
     affect: Affect
     persona_edits: tuple[str, ...]
     introduced: bool
+    passages: tuple[Found, ...] = ()  # the shelf's passages that answer the message
 
 
 @dataclass(frozen=True)
@@ -201,6 +210,7 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
         found = await judge_recall(judge, found, question=intent.text,
                                    asker=intent.speaker.name, names=names, now=intent.now)
     memories = [m for m in found if m.verdict is Verdict.ANSWERS]
+    passages = await memory.shelf.search(ctx, intent.text, limit=SHELF_LIMIT)
     related = ([m for m in found if m.verdict is Verdict.RELATED]
                if soul.profile == FULL else [])
     partner = await memory.beliefs.about(ctx, intent.speaker.person_id, limit=PARTNER_LIMIT)
@@ -218,6 +228,7 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
         names=names,
         memories=tuple(memories),
         related=tuple(related),
+        passages=tuple(passages),
         partner=tuple(partner),
         summary=summary,
         goals=tuple(goals),
@@ -404,6 +415,10 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
             line for line, _, _ in remembered
         ], ids=[belief_id for _, belief_id, _ in remembered],
             placeholder=TEMPLATES["memories_empty"]),
+        "shelf": _Surface("shelf", TEMPLATES["shelf"], [
+            TEMPLATES["passage"].format(citation=f.citation, text=" ".join(f.text.split()))
+            for f in state.passages
+        ]),
         "summary": _Surface("summary", TEMPLATES["summary"].format(
             text=_clip(state.summary.text, budgets.summary - 8)) if state.summary else "", []),
         "affect": _Surface("affect", TEMPLATES["affect"].format(text=state.affect.describe()),
@@ -414,7 +429,7 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
         ]),
     }
     dropped: list[str] = []
-    for key in ("examples", "lore", "memories", "partner", "goals"):
+    for key in ("examples", "lore", "memories", "shelf", "partner", "goals"):
         if key == "partner":  # what "What you remember" kept is not printed a second time
             kept = recalled[: len(surfaces["memories"].items)]  # beliefs come first
             surfaces[key].items = [_belief_line(b, now, state.names)
@@ -433,7 +448,9 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
                 + count_tokens(user["content"]))
 
     # The declared overflow order decides who loses; never the order of assembly.
-    for key in soul.manifest.overflow.drop_order:
+    declared = soul.manifest.overflow
+    undeclared = [k for k in ("shelf",) if k not in (*declared.drop_order, *declared.never_drop)]
+    for key in (*declared.drop_order, *undeclared):
         surface = surfaces[key]
         while total() > window and surface.items:
             surface.drop_last()

@@ -29,7 +29,7 @@ MANIFEST: Final = "soul.yaml"
 # The surfaces the assembler may leave out when the window is full, and the ones it never may.
 # "honesty" is not a budget of its own: it names the constitution's honesty rule, which must
 # survive even a prompt that trims everything else.
-DROPPABLE: Final = frozenset({"examples", "memories", "lore"})
+DROPPABLE: Final = frozenset({"examples", "memories", "lore", "shelf"})
 NEVER_DROPPED: Final = frozenset({"constitution", "persona", "partner", "honesty"})
 
 # "full" is the manifest's top level (budgets, window, reply_reserve, sampling); any other
@@ -167,6 +167,9 @@ class Budgets(_Frozen):
     affect: PositiveInt
     goals: PositiveInt
     recent_turns: Allowance  # 0: each reply sees the message, not the conversation before it
+    # Passages of the documents on the shelf that answer the message. A soul written before the
+    # shelf existed gets this much, and its overflow drops them after what it declares.
+    shelf: Allowance = 300
 
 
 SURFACES: Final = tuple(Budgets.model_fields)

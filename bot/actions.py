@@ -20,6 +20,7 @@ from memory import (
     Activity,
     Belief,
     Grant,
+    Held,
     Listed,
     Memory,
     Person,
@@ -53,6 +54,23 @@ async def why(memory: Memory, person: Person, *, chat_id: str,
                                    actor=person.person_id) if group
            else inspecting(person, purpose))
     return await memory.recall.why(ctx, chat_id)
+
+
+async def history(memory: Memory, person: Person, thing: str, *, group: bool) -> list[Held]:
+    """What was true when about `thing`, oldest first: in the member's own chat their view
+    (their own and shared memories); in the household group, the shared ones the group's
+    conversation may use."""
+    purpose = "the member asked what was true when"
+    ctx = (AccessContext.for_group(Activity.GROUP_CONVERSATION, purpose,
+                                   actor=person.person_id) if group
+           else inspecting(person, purpose))
+    return await memory.history.history(ctx, thing)
+
+
+async def beliefs_as_of(memory: Memory, person: Person, when: datetime) -> list[Held]:
+    """The beliefs the member may see that held at `when`, with their validity."""
+    return await memory.history.as_of(
+        inspecting(person, "the member asked what she believed on a day"), when)
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,11 @@ import gc
 import json
 import logging
 import os
+import re
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -75,6 +76,17 @@ def _db_option(parser: argparse.ArgumentParser, *, top: bool) -> None:
     )
 
 
+def _day(text: str) -> date:
+    """A day as `--as-of` takes it: YYYY-MM-DD, nothing else."""
+    try:
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            raise ValueError(text)
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a day like 2026-03-15") from None
+
+
 def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI, in one place
     parser = _Parser(prog="hearth", description="hearth: a household's companion on Telegram")
     _db_option(parser, top=True)
@@ -118,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
     inspect.add_argument("--as", dest="as_name", required=True, metavar="NAME")
     inspect.add_argument("--explain", action="store_true",
                          help="say how each belief's class was given (words, meaning, member)")
+
+    beliefs = command("beliefs", "NAME's visible beliefs, as they stood on DATE (default: now)")
+    beliefs.add_argument("--as", dest="as_name", required=True, metavar="NAME")
+    beliefs.add_argument("--as-of", dest="as_of", type=_day, default=None, metavar="DATE",
+                         help="a day like 2026-03-15: the beliefs that held at its end, in the "
+                              "household's time zone")
 
     forget = command("forget", "forget NAME's beliefs matching TEXT")
     forget.add_argument("--as", dest="as_name", required=True, metavar="NAME")
@@ -316,6 +334,8 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         return await _tick(settings, db)
     if cmd == "dream":
         return await _dream(settings, db)
+    if cmd == "beliefs":
+        return await _beliefs(settings, db, args)
     embed = cmd in ("remember", "recall", "docs")
     memory = await _open(settings, db, embed=embed)
     try:
@@ -520,6 +540,36 @@ async def _inspect(memory: Memory, args: argparse.Namespace) -> int:
         if args.explain:
             line += f"\t{b.sensitivity} by {b.sensitivity_by or 'its words'}"
         _print(line)
+    return EXIT_OK
+
+
+async def _beliefs(settings: Settings, db: Path, args: argparse.Namespace) -> int:
+    """NAME's visible beliefs as they stood at the end of DATE (now, without one), in the
+    household's time zone, each with when it held."""
+    from soul.when import zone_of  # noqa: PLC0415 -- only this command needs a time zone
+
+    zone = zone_of(settings.household_zone)
+    memory = await _open(settings, db)
+    try:
+        person = await _person(memory, args.as_name)
+        if args.as_of is None:
+            when, label = utc_now(), "now"
+        else:
+            when = datetime.combine(args.as_of + timedelta(days=1), time(), zone)
+            when -= timedelta(microseconds=1)
+            label = f"on {args.as_of.isoformat()}"
+        found = await actions.beliefs_as_of(memory, person, when)
+    finally:
+        await memory.close()
+    if not found:
+        _print(f"no belief {person.name} may see held {label}")
+    for h in found:
+        b = h.belief
+        since = datetime.fromisoformat(h.since).astimezone(zone).date().isoformat()
+        until = ("" if h.until is None else " until "
+                 + datetime.fromisoformat(h.until).astimezone(zone).date().isoformat())
+        _print(f"{b.ref}\t{b.confidence:.2f}\t{b.status}\t{_scope_label(b.scope)}\t"
+               f"{b.sensitivity}\t{b.proposition}\t(from {since}{until})")
     return EXIT_OK
 
 

@@ -1,8 +1,8 @@
 """The chat commands: one table feeding the handlers, /help and `set_my_commands`.
 
 Owns: what each command does for a member in a private chat, the owner's extra commands, the
-rule that only /help, /privacy, /why (shared memories only) and the owner's /household work
-in the household group, and the
+rule that only /help, /privacy, /why and /when (shared memories only) and the owner's
+/household work in the household group, and the
 inline buttons behind /forget, /persona and /reminders. Must not: hold SQL or policy (every read
 goes through the memory facade), or say anything private in a group.
 """
@@ -121,6 +121,36 @@ async def why(update: Update, context: HearthContext, message: Message,
             who = "the household" if owner is None else names.get(owner, "a member")
             lines.append(texts.why_line(item.belief.proposition, who,
                                         texts.when(item.belief.created_at), item.why))
+    await _send_long(message, "\n".join(lines))
+
+
+async def when(update: Update, context: HearthContext, message: Message,
+               args: list[str]) -> None:
+    """The history of a thing, newest last, with when each version held in the member's own
+    time zone: in their private chat their view; in the group, the shared memories the
+    group's conversation may use."""
+    person, memory = context.member, context.hearth.memory
+    thing = " ".join(args).strip()
+    if not thing:
+        await message.reply_text(texts.WHEN_USAGE)
+        return
+    found = await actions.history(memory, person, thing, group=context.group)
+    if not found:
+        await message.reply_text(texts.WHEN_NOTHING)
+        return
+    zone_name, _ = await actions.zone_of_member(memory, person, _household_zone(context))
+    zone = zone_of(zone_name)
+    names = {p.person_id: p.name for p in await memory.people.list()}
+
+    def local(moment: str) -> datetime:
+        return datetime.fromisoformat(moment).astimezone(zone)
+
+    lines = [texts.WHEN_HEADER]
+    for held in found:
+        owner = scope_owner(held.belief.scope)
+        who = "the household" if owner is None else names.get(owner, "a member")
+        lines.append(texts.when_line(held.belief.proposition, who, local(held.since),
+                                     None if held.until is None else local(held.until)))
     await _send_long(message, "\n".join(lines))
 
 
@@ -602,6 +632,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("help", "what I can do", help_, in_group=True),
     Command("me", "what I know about you", me),
     Command("why", "which memories my last reply used, and why", why, in_group=True),
+    Command("when", "what was true when, like /when Tom's job", when, in_group=True),
     Command("forget", "forget something about you, for good", forget),
     Command("docs", "the documents on your shelf", docs),
     Command("grant", "let me use health or money notes for some work", grant),

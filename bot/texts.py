@@ -205,6 +205,21 @@ def why_line(text: str, who: str, day: str, why: str) -> str:
     why (its verdict, how sure, and the signals that weighed most)."""
     return f'• "{text}" ({who}, {day})\n  {why}'
 
+WHEN_USAGE = "Tell me what to look back on, like: /when Tom's job"
+WHEN_NOTHING = "I don't know anything about that, then or now."
+WHEN_HEADER = "What I knew about that, and when (the newest last):"
+
+
+def when_line(text: str, who: str, since: datetime, until: datetime | None) -> str:
+    """One version of a thing: what it said, who told it, and from when until when it held
+    (times already in the member's own time zone)."""
+    span = f"from {_date(since)}" + (f" until {_date(until)}" if until else ", still so")
+    return f"• {text} ({who}; {span})"
+
+
+def _date(moment: datetime) -> str:
+    return f"{moment.day} {moment:%b %Y}"
+
 FORGET_USAGE = "Tell me what to forget, like: /forget my old address"
 FORGET_USAGE_OWNER = (
     "Tell me what to forget, like: /forget my old address, "

@@ -1017,6 +1017,41 @@ def test_split_handles_any_long_text_within_the_telegram_limit(base: str) -> Non
     assert _squeezed("".join(chunks)) == _squeezed(text)
 
 
+async def test_when_tells_a_things_history_newest_last_in_the_members_own_time_zone(
+    bot: Bot,
+) -> None:
+    await enable_group(bot)
+    bob = await bot.person(BOB)
+    bot.clock.now = datetime(2025, 3, 1, 20, 0, tzinfo=UTC)
+    old = await bot.memory.beliefs.remember(bob.person_id, "Bob works at the bakery")
+    await bot.remember(OWNER, "The bins go out on Tuesday", shared=True)
+    bot.clock.advance(days=30)
+    new = await bot.memory.beliefs.remember(bob.person_id, "Bob works at the library")
+    assert old.belief_id is not None and new.belief_id is not None
+    ctx = AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "a test")
+    assert await bot.memory.beliefs.supersede(ctx, old.belief_id, new.belief_id)
+    bot.clock.advance(days=10)
+    await bot.say(BOB, "/timezone Pacific/Auckland", name="Bob")
+    await bot.say(BOB, "/when Bob work", name="Bob")
+    # 20:00 UTC is 09:00 the next morning in Auckland.
+    assert bot.to(BOB)[-1] == "\n".join([
+        texts.WHEN_HEADER,
+        "• Bob works at the bakery (Bob; from 2 Mar 2025 until 1 Apr 2025)",
+        "• Bob works at the library (Bob; from 1 Apr 2025, still so)",
+    ])
+    await bot.say(BOB, "/when", name="Bob")
+    assert bot.to(BOB)[-1] == texts.WHEN_USAGE
+    # In the group, only what the household shares: Bob's own private note is not said there.
+    await bot.say(BOB, "/when Bob work", chat_id=GROUP, name="Bob")
+    assert bot.to(GROUP)[-1] == texts.WHEN_NOTHING
+    await bot.say(ALICE, "/when bins", chat_id=GROUP, name="Alice")
+    assert bot.to(GROUP)[-1].endswith("• The bins go out on Tuesday (the household; "
+                                      "from 1 Mar 2025, still so)")
+    # Alice's own chat: Bob's private job is nothing she can be told about.
+    await bot.say(ALICE, "/when Bob work", name="Alice")
+    assert bot.to(ALICE)[-1] == texts.WHEN_NOTHING
+
+
 async def test_why_shows_what_her_last_reply_drew_on_and_never_another_members_private_note(
     bot: Bot,
 ) -> None:

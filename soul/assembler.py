@@ -76,6 +76,8 @@ TEMPLATES: dict[str, str] = {
     # Who said it and when, quoted: a bare first-person sentence ("I play bass") reads, to a
     # small model, as something she said about herself.
     "belief": '- {who} on {date}: "{text}" ({age}, confidence {confidence:.2f}{status})',
+    # A belief that has stopped holding (superseded, or replaced by a newer word): when.
+    "belief_until": ", true until {date}",
     "line": '- On {date} {who} said{where}: "{text}" (their words, not a conclusion)',
     "line_group": " in the group",
     "belief_private": "{name} told you",
@@ -267,6 +269,8 @@ def _told_on(then: str, now: datetime) -> str:
 
 def _belief_line(belief: Belief, now: datetime, names: dict[str, str]) -> str:
     status = "" if belief.status == "active" else f", {belief.status}"
+    if belief.valid_to is not None and belief.valid_to <= now.isoformat():
+        status = TEMPLATES["belief_until"].format(date=_told_on(belief.valid_to, now))
     owner = scope_owner(belief.scope)
     who = (TEMPLATES["belief_shared"] if owner is None
            else TEMPLATES["belief_private"].format(name=names.get(owner, "A member")))

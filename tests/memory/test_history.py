@@ -183,3 +183,22 @@ async def test_a_shared_history_is_the_same_for_every_member(
                                                                    "holiday")]
             for who in ("bob", "alice")}
     assert seen == {"bob": [SHARED, SHARED], "alice": [SHARED, SHARED]}
+
+
+async def test_a_shared_health_note_is_in_a_members_own_history_but_not_the_groups(
+    house: tuple[Household, TestClock],
+) -> None:
+    home, clock = house
+    m = home.memory
+    await m.beliefs.remember(home.owner.person_id,
+                             "Grandad's dentist appointment for his root canal is on Monday",
+                             shared=True)
+    clock.set(JUN)
+    in_dm = await m.history.history(inspecting(home, "bob"), "dentist appointment")
+    assert [h.belief.sensitivity for h in in_dm] == ["health"]
+    group = AccessContext.for_group(Activity.GROUP_CONVERSATION, "a test read",
+                                    actor=home.bob.person_id)
+    assert await m.history.history(group, "dentist appointment") == []
+    assert await m.history.as_of(group, JUN) == []
+    assert [h.belief.sensitivity for h in await m.history.as_of(inspecting(home, "bob"), JUN)
+            ] == ["health"]

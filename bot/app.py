@@ -38,11 +38,13 @@ from bot.proactive import JOB as PROACTIVE_JOB
 from bot.proactive import run_proactive_job
 from bot.request import PatientRequest
 from bot.settings import ConfigError, Settings
-from memory import HearthError, Memory, StoreBusy, utc_now
+from memory import MAX_TURN_CHARS, HearthError, Memory, Role, StoreBusy, utc_now
 from soul import tick as soul_tick
 from soul.files import Soul
+from soul.model import ModelError
 from soul.proactive import Lane
 from soul.reminders import Desk
+from soul.senses import Senses
 from soul.tick import TickModel
 
 log = logging.getLogger("hearth.bot")
@@ -82,6 +84,10 @@ class BotConfig:
     tick_seconds: int = 300
     dream_cron: str = "0 3 * * *"
     timezone: str = "UTC"  # the household's; members may set their own
+    # What the configured server hears and sees with (None: she cannot, on this setup; the
+    # embedded model never can).
+    audio_model: str | None = None
+    vision_model: str | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> BotConfig:
@@ -106,6 +112,8 @@ class BotConfig:
             tick_seconds=settings.tick_seconds,
             dream_cron=settings.dream_cron,
             timezone=settings.household_zone,
+            audio_model=_named(settings.audio_model) if settings.openai_base_url else None,
+            vision_model=_named(settings.vision_model) if settings.openai_base_url else None,
         )
 
     @property
@@ -125,6 +133,10 @@ class BotConfig:
     def webhook_secret(self) -> str:
         """The header Telegram sends with every webhook post (checked by python-telegram-bot)."""
         return hashlib.sha256(b"hearth-webhook-secret:" + self.token.encode()).hexdigest()
+
+
+def _named(model: str | None) -> str | None:
+    return (model or "").strip() or None
 
 
 def build_application(
@@ -172,6 +184,8 @@ def build_application(
                quiet_after=timedelta(seconds=config.tick_seconds),
                intake=intake, courier=Courier(memory), processor=processor,
                desk=Desk(texts.REMINDER_WORDS, config.timezone),
+               senses=Senses(model, audio_model=config.audio_model,
+                             vision_model=config.vision_model),
                lane=Lane(memory, soul, model, texts.REMINDER_WORDS, config.timezone))
     )
     add_handlers(app)
@@ -189,6 +203,7 @@ def add_handlers(app: HearthApp) -> None:
             MessageHandler(new & filters.COMMAND, handlers.unknown_command),
             MessageHandler(new & filters.TEXT, handlers.chat),
             MessageHandler(new & filters.Document.ALL, handlers.document),
+            MessageHandler(new & (filters.VOICE | filters.AUDIO | filters.PHOTO), handlers.media),
             MessageHandler(new & ~filters.TEXT & ~filters.StatusUpdate.ALL, handlers.non_text),
             MessageHandler(filters.UpdateType.EDITED_MESSAGE, handlers.edited),
             button_handler(),
@@ -211,7 +226,7 @@ def schedule_jobs(app: HearthApp, config: BotConfig) -> None:
         trigger = CronTrigger.from_crontab(config.dream_cron)
     except ValueError as exc:
         raise ConfigError(f"bad configuration: HEARTH_DREAM_CRON: {exc}") from None
-    for name in ("tick", "dream", "resume", PROACTIVE_JOB):
+    for name in ("tick", "dream", "resume", "media", PROACTIVE_JOB):
         for job in queue.get_jobs_by_name(name):
             job.schedule_removal()
     queue.run_once(run_proactive_job, when=0, name=PROACTIVE_JOB,
@@ -233,6 +248,45 @@ def schedule_jobs(app: HearthApp, config: BotConfig) -> None:
     queue.run_custom(
         run_dream_job, job_kwargs={"trigger": trigger, "max_instances": 1}, name="dream"
     )
+    if config.audio_model is not None or config.vision_model is not None:
+        queue.run_repeating(
+            run_media_job,
+            interval=config.tick_seconds,
+            first=min(config.tick_seconds, RESUME_SECONDS),
+            name="media",
+            job_kwargs={"max_instances": 1, "coalesce": True},
+        )
+
+
+MEDIA_PER_RUN = 10
+
+
+async def run_media_job(context: HearthContext) -> None:
+    """Voice notes and photos that waited (no server could take them in when they came, or it
+    failed): each heard or seen now and kept as its sender's line in its chat, marked with the
+    day it was sent; no reply, since the moment has passed. A file Telegram or the server
+    cannot give now is tried again at the next run, a few times at most."""
+    hearth = context.hearth
+    senses = hearth.senses
+    kinds = tuple(k for k, able in (("voice", senses.can_hear), ("photo", senses.can_see))
+                  if able)
+    for waiting in await hearth.memory.media.waiting(kinds, limit=MEDIA_PER_RUN):
+        try:
+            data = bytes(await (await context.bot.get_file(waiting.file_id))
+                         .download_as_bytearray())
+            line = await (senses.hear(data, "voice.ogg") if waiting.kind == "voice"
+                          else senses.see(data, "image/jpeg"))
+        except (TelegramError, ModelError) as exc:
+            log.warning("a waiting %s could not be taken in: %s", waiting.kind,
+                        type(exc).__name__)
+            await hearth.memory.media.failed(waiting.media_id)
+            continue
+        sent = datetime.fromisoformat(waiting.at).date().isoformat()
+        await hearth.memory.transcript.append(
+            chat_id=waiting.chat_id, speaker_id=waiting.speaker_id, role=Role.USER,
+            scope=waiting.scope, text=f"(sent {sent}) {line}"[:MAX_TURN_CHARS])
+        await hearth.memory.media.done(waiting.media_id)
+        log.info("a waiting %s was taken in", waiting.kind)
 
 
 async def run_tick_job(context: HearthContext) -> None:

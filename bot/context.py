@@ -27,6 +27,7 @@ from memory import Memory, Person, utc_now
 from soul.files import Soul
 from soul.proactive import Lane
 from soul.reminders import Desk
+from soul.senses import Senses
 from soul.tick import TickModel
 
 # A burst of strangers in one day beyond this gets silence instead of a refusal each, so the
@@ -153,6 +154,8 @@ class Hearth:
     # first in (`bot.proactive` arms its one job). Set by `build_application`.
     desk: Desk | None = None
     lane: Lane | None = None
+    # What she hears and sees with besides text (nothing, unless the owner configured it).
+    senses: Senses = field(default_factory=Senses)
 
     def now(self) -> datetime:
         return self.clock()

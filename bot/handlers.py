@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from telegram import Message, MessageEntity, Update, User
+from telegram import Audio, Message, MessageEntity, PhotoSize, Update, User, Voice
 from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import ApplicationHandlerStop
@@ -25,6 +25,7 @@ from bot.replies import keep_typing
 from memory import (
     MAX_DOCUMENT_BYTES,
     MAX_TURN_CHARS,
+    SHARED,
     Delivery,
     InvalidRequest,
     Person,
@@ -33,7 +34,9 @@ from memory import (
     Unreadable,
     dm_chat,
     group_chat,
+    private_scope,
 )
+from soul.model import ModelError
 from soul.turn import respond
 
 log = logging.getLogger("hearth.bot")
@@ -182,11 +185,19 @@ async def _tell_owner(context: HearthContext, text: str) -> None:
 
 async def chat(update: Update, context: HearthContext) -> None:
     """A member's text: one turn through `soul.turn.respond`, the reply sent back."""
+    message = update.message
+    if message is None:
+        return
+    await _converse(update, context, message.text or "")
+
+
+async def _converse(update: Update, context: HearthContext, text: str) -> None:
+    """One turn of `text` as the member's line (what they typed, or what she heard or saw in
+    what they sent), the reply sent back."""
     message, chat_ = update.message, update.effective_chat
     if message is None or chat_ is None or update.effective_user is None:
         return
     person, hearth = context.member, context.hearth
-    text = message.text or ""
     if not text.replace("\x00", "").strip():
         await message.reply_text(texts.EMPTY)
         return
@@ -263,6 +274,71 @@ async def document(update: Update, context: HearthContext) -> None:
     log.info("a document of %d passage(s) was shelved", shelved.passages)
     await message.reply_text(texts.shelved(shelved.title, shelved.pages, shelved.passages,
                                            shared=context.group, replaced=shelved.replaced))
+
+
+async def media(update: Update, context: HearthContext) -> None:
+    """A voice note or a photo: heard or seen through the configured server and answered as
+    the member's line ("(voice note, transcribed) ..."), the file let go once read. Without a
+    server that hears or sees, or when it fails, the file's id waits (`memory.media`) to be
+    taken in later, the member is told so (the whole story once, then briefly), and a photo's
+    caption is answered as words. In the household group a photo is taken in only when it
+    answers her, since a family group shares photos all day."""
+    message = update.message
+    if message is None or update.effective_chat is None:
+        return
+    person, hearth = context.member, context.hearth
+    kind, sent, name, mime = _media_of(message)
+    if sent is None:
+        return
+    if context.group and kind == "photo" and not _is_reply_to_her(message, context.bot.id):
+        return
+    caption = (message.caption or "").strip()
+    able = hearth.senses.can_hear if kind == "voice" else hearth.senses.can_see
+    fits = sent.file_size is None or sent.file_size <= MAX_DOCUMENT_BYTES
+    if able and fits:
+        try:
+            async with keep_typing(context.bot, message.chat_id, hearth.typing_interval):
+                data = bytes(await (await sent.get_file()).download_as_bytearray())
+                line = await (hearth.senses.hear(data, name) if kind == "voice"
+                              else hearth.senses.see(data, mime, caption))
+        except (TelegramError, ModelError) as exc:
+            log.warning("a %s could not be taken in now: %s", kind, type(exc).__name__)
+        else:
+            if len(line) > MAX_TURN_CHARS:  # a long voice note: what fits in one line
+                line = line[: MAX_TURN_CHARS - 1] + "…"
+            await _converse(update, context, line)
+            return
+    if fits:
+        await _keep_for_later(update, context, kind, sent.file_id)
+    first = await hearth.memory.media.first_notice(person.person_id, kind)
+    await message.reply_text(texts.cannot_take_in(kind, able=able, first=first, fits=fits))
+    if caption:
+        await _converse(update, context, caption)
+
+
+def _media_of(message: Message) -> tuple[str, Voice | Audio | PhotoSize | None, str, str]:
+    """(kind, the file to fetch, a file name, its type) of a voice note, audio or photo."""
+    if message.voice is not None:
+        return "voice", message.voice, "voice.ogg", message.voice.mime_type or "audio/ogg"
+    if message.audio is not None:
+        name = message.audio.file_name or "audio.mp3"
+        return "voice", message.audio, name, message.audio.mime_type or "audio/mpeg"
+    if message.photo:
+        return "photo", max(message.photo, key=lambda p: p.width * p.height), "photo.jpg", (
+            "image/jpeg")
+    return "photo", None, "", ""
+
+
+async def _keep_for_later(update: Update, context: HearthContext, kind: str,
+                          file_id: str) -> None:
+    person, hearth = context.member, context.hearth
+    chat_ = update.effective_chat
+    if chat_ is None:
+        return
+    await hearth.memory.media.wait(
+        kind=kind, file_id=file_id, telegram_chat=chat_.id, speaker_id=person.person_id,
+        chat_id=group_chat(chat_.id) if context.group else dm_chat(person),
+        scope=SHARED if context.group else private_scope(person.person_id))
 
 
 def _is_reply_to_her(message: Message, bot_id: int) -> bool:

@@ -75,6 +75,12 @@ class Settings(BaseSettings):
     )
     timezone: str | None = Field(default=None, validation_alias=AliasChoices("HEARTH_TIMEZONE"))
     # The credential `hearth mcp` serves over stdio with (`hearth minds add` prints it once).
+    audio_model: str | None = Field(
+        default=None, validation_alias=AliasChoices("HEARTH_AUDIO_MODEL")
+    )
+    vision_model: str | None = Field(
+        default=None, validation_alias=AliasChoices("HEARTH_VISION_MODEL")
+    )
     mind_token: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("HEARTH_MIND_TOKEN")
     )

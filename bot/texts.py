@@ -82,6 +82,29 @@ def could_not(reason: str) -> str:
     return f"I couldn't do that: {reason.rstrip('.')}."
 
 
+# --- voice notes and photos ------------------------------------------------------------------
+
+_SENSE = {"voice": ("listen to voice notes", "HEARTH_AUDIO_MODEL", "transcribes audio",
+                    "listen to it"),
+          "photo": ("see photos", "HEARTH_VISION_MODEL", "takes images", "look at it")}
+
+
+def cannot_take_in(kind: str, *, able: bool, first: bool, fits: bool) -> str:
+    """Why a voice note or photo was not taken in now, and that it waits (when it can)."""
+    what, setting, offers, act = _SENSE[kind]
+    if not fits:
+        return (f"That file is larger than I can fetch (20 MB at most), so I can't {act}. "
+                "Could you send a shorter one?")
+    if able:
+        return (f"I couldn't {act} just now. I've kept it and will try again by myself "
+                "later; no need to send it again.")
+    if not first:
+        return f"I've kept this one too, for when I can {what}."
+    return (f"I can't {what} on this setup yet. The owner can turn it on by pointing me at a "
+            f"model server that {offers} ({setting} in the configuration; see the README). "
+            "I've kept it, and I'll take it in once that's on.")
+
+
 # --- the shelf: documents sent in chat -------------------------------------------------------
 
 SHELF_FETCH_FAILED = (

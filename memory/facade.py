@@ -14,6 +14,7 @@ never the stored text.
     memory.history        what was true when
     memory.reminders      goals with a due time        memory.preferences  zones, quiet hours
     memory.minds          other agents' credentials, and what they write
+    memory.shelf          documents sent in chat       memory.media        media to take in
     memory.people, memory.household, memory.state, memory.inbox, memory.outbox
 """
 
@@ -41,6 +42,7 @@ from memory.inbox import Inbox, Outbox
 from memory.knowledge import Shelf
 from memory.ledger import LedgerBook
 from memory.lockfile import hold_database
+from memory.media import MediaBook
 from memory.minds import MindBook
 from memory.models import as_utc
 from memory.people import PeopleBook
@@ -103,6 +105,7 @@ class Memory:
         self.minds = MindBook(store, gate, self.people, self.grants, self.beliefs,
                               vectors=self.vectors, secret=secret, now=now)
         self.shelf = Shelf(store, gate, self.people, self.vectors, now)
+        self.media = MediaBook(store, now)
 
     @classmethod
     async def open(

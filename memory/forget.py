@@ -315,6 +315,7 @@ async def purge_scope(tx: Tx, scope: str) -> list[int]:
     await tx.execute("DELETE FROM summaries WHERE scope = ?", (scope,))
     await tx.execute("DELETE FROM goals WHERE scope = ?", (scope,))
     await tx.execute("DELETE FROM documents WHERE scope = ?", (scope,))  # and their passages
+    await tx.execute("DELETE FROM media_waiting WHERE scope = ?", (scope,))
     await _rebuild_index(tx)
     return ids
 

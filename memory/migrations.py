@@ -517,6 +517,29 @@ _MINDS: tuple[str, ...] = (
     "ALTER TABLE grants ADD COLUMN mind TEXT",
 )
 
+# Voice notes and photos she could not take in yet, by Telegram's file id (never the file), and
+# which members were told she cannot listen or see on this setup (`memory.media`).
+_MEDIA: tuple[str, ...] = (
+    f"""CREATE TABLE media_waiting (
+        media_id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('voice', 'photo')),
+        file_id TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        telegram_chat INTEGER NOT NULL,
+        speaker_id TEXT REFERENCES people(person_id) ON DELETE CASCADE,
+        scope TEXT NOT NULL {_SCOPE_CHECK},
+        at TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (file_id, chat_id)
+    )""",
+    """CREATE TABLE media_notices (
+        person_id TEXT NOT NULL REFERENCES people(person_id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (person_id, kind)
+    )""",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", _INITIAL),
     ("0002_soul_state", _SOUL_STATE),
@@ -530,4 +553,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0011_sensitivity_by", _SENSITIVITY_BY),
     ("0012_knowledge", _KNOWLEDGE),
     ("0013_minds", _MINDS),
+    ("0015_media", _MEDIA),
 )

@@ -76,6 +76,9 @@ TABLES: dict[str, Table] = {
                            "chunk_id IN (SELECT chunk_id FROM chunks WHERE {})"),
     "chunks_fts": Table(_cols("text"), frozenset({"text"}),
                         "rowid IN (SELECT chunk_id FROM chunks WHERE {})"),
+    # Voice notes and photos waiting to be heard or seen: a file id is a member's media.
+    "media_waiting": Table(_cols("media_id kind file_id chat_id telegram_chat speaker_id scope at"
+                                 " attempts"), frozenset({"file_id"}), "{}"),
     # Words that are not read across scopes: each read only by the module that writes it.
     "sensitivity_overrides": Table(
         _cols("scope norm sensitivity set_by at"), frozenset({"norm"}),
@@ -102,6 +105,7 @@ TABLES: dict[str, Table] = {
     "household_chats": Table(_cols("chat_id enabled_by enabled_at")),
     "invites": Table(_cols("code_digest created_by created_at expires_at used_at used_by")),
     "member_settings": Table(_cols("person_id timezone quiet_start quiet_end updated_at")),
+    "media_notices": Table(_cols("person_id kind at")),
     "migrations": Table(_cols("name applied_at")),
     # Other agents' credentials: a name, the member each acts for, a keyed digest of its token.
     "minds": Table(_cols("mind_id name person_id token_digest created_at revoked_at")),

@@ -24,6 +24,7 @@ same gateway is used either way; the strict JSON schemas structured output sends
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import dataclasses
 import datetime as dt
@@ -362,6 +363,39 @@ class Gateway:
             f"the model's answer did not fit {name} twice ({problems} problems the last time)"
         )
 
+    async def transcribe(self, audio: bytes, filename: str, *, model: str) -> str:
+        """What a voice note says, by the server's transcription endpoint with `model`. One
+        attempt within the deadline: a failure is a ModelError, and the note waits for the
+        next try (`memory.media`), so nothing is lost by not retrying here."""
+        with _as_model_error(), _in_time():
+            async with asyncio.timeout(self.deadline_s):
+                done = await self._client.audio.transcriptions.create(
+                    model=model, file=(filename, audio))
+        text = getattr(done, "text", None)
+        if not isinstance(text, str):
+            raise UnusableAnswer("the transcription server sent no text")
+        return " ".join(text.split())
+
+    async def describe(self, image: bytes, mime: str, *, model: str, caption: str = "",
+                       max_tokens: int = 120) -> str:
+        """A short description of a photo, by a `model` that takes images. One attempt within
+        the deadline, as `transcribe`."""
+        ask = ("Describe this photo in one or two plain sentences, for someone who cannot see "
+               "it: what and who is in it, and any text it shows.")
+        if caption:
+            ask += f' The sender wrote with it: "{caption}"'
+        url = f"data:{mime};base64," + base64.b64encode(image).decode("ascii")
+        with _as_model_error(), _in_time():
+            async with asyncio.timeout(self.deadline_s):
+                completion = await self._client.chat.completions.create(
+                    model=model, max_tokens=max_tokens, temperature=0.2,
+                    messages=[{"role": "user", "content": [
+                        {"type": "text", "text": ask},
+                        {"type": "image_url", "image_url": {"url": url}},
+                    ]}],
+                )
+        return " ".join(_text_of(completion).split())
+
     async def aclose(self) -> None:
         await self._client.close()
 
@@ -547,6 +581,15 @@ def _as_model_error() -> Iterator[None]:
     except (openai.OpenAIError, ValueError):
         # A body that is not JSON reaches us as a JSONDecodeError (a ValueError).
         raise ModelError("the model sent a reply that is not a chat completion") from None
+
+
+@contextlib.contextmanager
+def _in_time() -> Iterator[None]:
+    """A call the deadline cut short is a ModelError like any other that did not answer."""
+    try:
+        yield
+    except TimeoutError:
+        raise ModelError("the model did not answer: it took longer than its deadline") from None
 
 
 def _log_retry(state: RetryCallState) -> None:

@@ -342,21 +342,53 @@ async def test_a_message_longer_than_memory_takes_gets_a_clear_answer(bot: Bot) 
 @pytest.mark.parametrize(
     "extra",
     [
-        {"photo": [{"file_id": "p", "file_unique_id": "p", "width": 1, "height": 1}]},
         {"sticker": {"file_id": "s", "file_unique_id": "s", "type": "regular", "width": 1,
                      "height": 1, "is_animated": False, "is_video": False}},
-        {"voice": {"file_id": "v", "file_unique_id": "v", "duration": 2}},
-        {"document": {"file_id": "d", "file_unique_id": "d", "file_name": "notes.pdf"}},
         {"location": {"latitude": 51.5, "longitude": -0.1}},
-        {"photo": [{"file_id": "p", "file_unique_id": "p", "width": 1, "height": 1}],
-         "caption": "look at this"},
     ],
 )
-async def test_non_text_messages_get_an_honest_answer_and_nothing_is_stored(
+async def test_messages_without_words_get_an_honest_answer_and_nothing_is_stored(
     bot: Bot, extra: dict[str, Any]
 ) -> None:
     await bot.send(bot.people.message(BOB, name="Bob", **extra))
     assert bot.to(BOB) == [texts.NON_TEXT]
+    assert (await bot.memory.stats())["turns"] == 0
+
+
+@pytest.mark.parametrize(
+    ("kind", "extra"),
+    [
+        ("photo", {"photo": [{"file_id": "p", "file_unique_id": "p", "width": 1, "height": 1}]}),
+        ("voice", {"voice": {"file_id": "v", "file_unique_id": "v", "duration": 2}}),
+    ],
+)
+async def test_without_a_server_that_hears_or_sees_she_says_so_once_and_keeps_the_file(
+    bot: Bot, kind: str, extra: dict[str, Any]
+) -> None:
+    await bot.send(bot.people.message(BOB, name="Bob", **extra))
+    second = {k: ([v[0] | {"file_id": "again"}] if isinstance(v, list) else v | {
+        "file_id": "again"}) for k, v in extra.items()}
+    await bot.send(bot.people.message(BOB, name="Bob", **second))
+    assert bot.to(BOB) == [texts.cannot_take_in(kind, able=False, first=True, fits=True),
+                           texts.cannot_take_in(kind, able=False, first=False, fits=True)]
+    assert (await bot.memory.stats())["turns"] == 0
+    kept = await bot.memory.media.waiting((kind,))
+    assert {w.file_id for w in kept} == {"again", "p" if kind == "photo" else "v"}
+
+
+async def test_a_photos_caption_is_answered_as_words_when_she_cannot_see_it(bot: Bot) -> None:
+    photo = [{"file_id": "p", "file_unique_id": "p", "width": 1, "height": 1}]
+    await bot.send(bot.people.message(BOB, name="Bob", photo=photo, caption="look at this"))
+    said = bot.to(BOB)
+    assert said[0] == texts.cannot_take_in("photo", able=False, first=True, fits=True)
+    assert len(said) == 2  # and her answer to the caption
+    assert (await bot.memory.stats())["turns"] >= 1
+
+
+async def test_a_document_telegram_cannot_hand_over_is_not_shelved(bot: Bot) -> None:
+    document = {"file_id": "d", "file_unique_id": "d", "file_name": "notes.pdf"}
+    await bot.send(bot.people.message(BOB, name="Bob", document=document))
+    assert len(bot.to(BOB)) == 1 and "notes.pdf" not in bot.to(BOB)[0]
     assert (await bot.memory.stats())["turns"] == 0
 
 
@@ -462,7 +494,7 @@ async def test_in_the_group_a_photo_is_answered_only_when_it_replies_to_her(bot:
     assert bot.telegram.calls == []
     await bot.send(bot.people.message(BOB, chat_id=GROUP, name="Bob", photo=photo,
                                       reply_to_bot=True))
-    assert bot.to(GROUP) == [texts.NON_TEXT]
+    assert bot.to(GROUP) == [texts.cannot_take_in("photo", able=False, first=True, fits=True)]
 
 
 # --- commands ----------------------------------------------------------------------------------

@@ -2,7 +2,10 @@
 
 Standard library only (asyncio streams speaking just enough HTTP/1.1, keep-alive included), so the
 real `openai` client talks to it over real sockets exactly as it would to a model server. It
-answers `POST /v1/chat/completions` and `GET /v1/models`; what a completion says is decided by a
+answers `POST /v1/chat/completions` and `GET /v1/models`, and plays a server that hears and sees:
+`POST /v1/audio/transcriptions` returns the words a test's stand-in audio carries after
+`spoken:` (`spoken_audio`), and a completion given an image returns what the stand-in image
+carries after `seen:` (`seen_image`). What any other completion says is decided by a
 responder: the request JSON goes in, a `ResponsePlan` comes out (a reply, an HTTP status, a delay
 to play a hanging server, or a raw body to play a broken one). Every completion request body is
 kept in `requests`, so a test can assert on exactly what reached the model.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import itertools
 import json
@@ -55,6 +59,38 @@ _REASONS = {
     411: "Length Required", 422: "Unprocessable Entity", 429: "Too Many Requests",
     500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
 }  # fmt: skip
+
+
+def spoken_audio(words: str) -> bytes:
+    """Stand-in voice-note bytes that the server transcribes as `words`."""
+    return b"OggS\x00\x02" + b"spoken: " + words.encode("utf-8")
+
+
+def seen_image(description: str) -> bytes:
+    """Stand-in photo bytes that the server describes as `description`."""
+    return b"\xff\xd8\xff\xe0" + b"seen: " + description.encode("utf-8")
+
+
+def _after(marker: bytes, data: bytes) -> str:
+    found = data.find(marker)
+    if found < 0:
+        return ""
+    rest = data[found + len(marker):]
+    end = rest.find(b"\r\n--")  # a multipart body's next boundary
+    return (rest if end < 0 else rest[:end]).decode("utf-8", errors="replace").strip()
+
+
+def _image_of(request: dict[str, Any]) -> bytes | None:
+    """The first image a completion request carries (a data: URL), decoded."""
+    for message in request.get("messages", []):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for part in content:
+            url = (part.get("image_url") or {}).get("url", "") if isinstance(part, dict) else ""
+            if url.startswith("data:") and "," in url:
+                return base64.b64decode(url.split(",", 1)[1])
+    return None
 
 
 def echo_responder(request: dict[str, Any]) -> ResponsePlan:
@@ -137,6 +173,8 @@ class ModelServer:
         self.model = model
         self.requests: list[dict[str, Any]] = []
         self.errors: list[BaseException] = []
+        self.transcriptions = 0  # voice notes heard
+        self.images = 0  # photos seen
         self._port = port
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -236,12 +274,20 @@ class ModelServer:
                 "data": [{"id": self.model, "object": "model", "created": 0, "owned_by": "tests"}],
             }
             return ResponsePlan(raw=json.dumps(models).encode())
+        if method == "POST" and path == "/v1/audio/transcriptions":
+            self.transcriptions += 1
+            return ResponsePlan(raw=json.dumps({"text": _after(b"spoken:", body)}).encode())
         if method != "POST" or path != "/v1/chat/completions":
             return ResponsePlan(status=404, raw=_error_body(404))
         try:
             request = json.loads(body)
         except ValueError:
             return ResponsePlan(status=400, raw=_error_body(400))
+        image = _image_of(request)
+        if image is not None:
+            self.images += 1
+            seen = ResponsePlan(reply=_after(b"seen:", image) or "a photo")
+            return replace(seen, raw=self._completion(request, seen))
         self.requests.append(request)
         try:
             plan = self.responder(request)

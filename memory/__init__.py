@@ -54,6 +54,7 @@ from memory.models import (
 from memory.preferences import Preferences
 from memory.recall import LIMIT as RECALL_LIMIT
 from memory.reminders import Firing, Listed, Reminder
+from memory.snapshots import Snapshot, SnapshotItem
 from memory.terms import text_cache
 from memory.transcript import MAX_TURN_CHARS
 
@@ -98,6 +99,8 @@ __all__ = [
     "SHARED",
     "Sensitivity",
     "Shelved",
+    "Snapshot",
+    "SnapshotItem",
     "StoreBusy",
     "StoreError",
     "Summary",

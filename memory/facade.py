@@ -11,7 +11,7 @@ never the stored text.
     memory.dream          the nightly pass             memory.forgetting   forget and remove
     memory.grants         lens cells opened            memory.ledger       receipts, audit, verify
     memory.export         a member's own document      memory.vectors      the vector index
-    memory.history        what was true when
+    memory.history        what was true when           memory.snapshots    chats' snapshots
     memory.reminders      goals with a due time        memory.preferences  zones, quiet hours
     memory.minds          other agents' credentials, and what they write
     memory.shelf          documents sent in chat       memory.media        media to take in
@@ -57,6 +57,7 @@ from memory.receipts import (
     read_head_bytes,
 )
 from memory.reminders import ReminderBook
+from memory.snapshots import SnapshotBook
 from memory.state import StateBook
 from memory.store import Store
 from memory.summaries import SummaryBook
@@ -95,6 +96,7 @@ class Memory:
         self.reminders = ReminderBook(store, gate, self.goals, now)
         self.preferences = PreferenceBook(store, now)
         self.summaries = SummaryBook(store, gate, now)
+        self.snapshots = SnapshotBook(store, gate)
         self.consolidation = ConsolidationBook(store, gate, self.beliefs, now)
         self.dream = DreamBook(store, gate, self.people, self.vectors, now)
         self.forgetting = ForgetBook(store, gate, self.people, self.vectors,

@@ -162,9 +162,15 @@ async def _scrub_lines(lane: Lane, norms: set[str], secret: bytes, now: str) -> 
 
 
 async def _scrub_derived(lane: Lane, norms: set[str], secret: bytes, now: str) -> None:
-    """Summaries and goals of the scope that repeat a forgotten proposition go too."""
+    """Summaries and goals of the scope that repeat a forgotten proposition go too, and its
+    chats' snapshots whole (the next tick makes them again from what is left); a shared
+    forget drops every snapshot, since a member's DM snapshot may hold shared words."""
     tx, scope = lane.tx, lane.scope
     marks = [_marks(norm) for norm in norms]
+    if scope == SHARED:
+        await tx.execute("DELETE FROM snapshots")
+    else:
+        await tx.execute("DELETE FROM snapshots WHERE scope = ?", (scope,))
     for table, key in (("summaries", "summary_id"), ("goals", "goal_id")):
         rows = await lane.select(table, columns=f"{key} AS id, text")
         for row in rows:
@@ -211,6 +217,7 @@ async def reapply_tombstones(tx: Tx, secret: bytes, kept: list[tuple[str, str]])
     gone: list[int] = []
     for scope in sorted(scopes):
         gone += await _reapply_in(Lane(tx, scope), secret, known)
+    await tx.execute("DELETE FROM snapshots")  # made from rows as they were: the tick remakes
     for row in await tx.fetchall("SELECT proposal_id AS id, text, reason FROM persona_proposals"):
         said = f"{row['text']}\n{row['reason']}"
         if row_fingerprint(secret, "persona_proposals", int(row["id"]), said) in known:
@@ -315,6 +322,7 @@ async def purge_scope(tx: Tx, scope: str) -> list[int]:
     await tx.execute("DELETE FROM summaries WHERE scope = ?", (scope,))
     await tx.execute("DELETE FROM goals WHERE scope = ?", (scope,))
     await tx.execute("DELETE FROM documents WHERE scope = ?", (scope,))  # and their passages
+    await tx.execute("DELETE FROM snapshots WHERE scope = ?", (scope,))
     await tx.execute("DELETE FROM media_waiting WHERE scope = ?", (scope,))
     await _rebuild_index(tx)
     return ids

@@ -540,6 +540,21 @@ _MEDIA: tuple[str, ...] = (
     )""",
 )
 
+# A small picture of each chat, made on the tick (`memory.snapshots`): who has been around, what
+# is open, what is due soon. One row per chat and scope, in the scope of the view it was made
+# from; its words (and each item's own class) are in `body`.
+_SNAPSHOTS: tuple[str, ...] = (
+    f"""CREATE TABLE snapshots (
+        snapshot_id INTEGER PRIMARY KEY,
+        scope TEXT NOT NULL {_SCOPE_CHECK},
+        chat_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        through_turn_id INTEGER NOT NULL,
+        made_at TEXT NOT NULL,
+        UNIQUE (scope, chat_id)
+    )""",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", _INITIAL),
     ("0002_soul_state", _SOUL_STATE),
@@ -553,5 +568,6 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0011_sensitivity_by", _SENSITIVITY_BY),
     ("0012_knowledge", _KNOWLEDGE),
     ("0013_minds", _MINDS),
+    ("0014_snapshots", _SNAPSHOTS),
     ("0015_media", _MEDIA),
 )

@@ -79,6 +79,9 @@ TABLES: dict[str, Table] = {
     # Voice notes and photos waiting to be heard or seen: a file id is a member's media.
     "media_waiting": Table(_cols("media_id kind file_id chat_id telegram_chat speaker_id scope at"
                                  " attempts"), frozenset({"file_id"}), "{}"),
+    # A chat's snapshot (`memory.snapshots`): who was around, open questions, reminders due.
+    "snapshots": Table(_cols("snapshot_id scope chat_id body through_turn_id made_at"),
+                       frozenset({"body"}), "{}"),
     # Words that are not read across scopes: each read only by the module that writes it.
     "sensitivity_overrides": Table(
         _cols("scope norm sensitivity set_by at"), frozenset({"norm"}),

@@ -1,7 +1,8 @@
 """The context assembler: what enters the model's window for one reply, and what does not.
 
 Owns: the surfaces of a prompt (constitution, honesty rule, persona, scenario or bootstrap,
-examples, lore, situation, partner model, memories, summary, affect, goals, recent turns), their
+examples, lore, situation, the chat's snapshot, partner model, memories, shelf, summary, affect,
+goals, recent turns), their
 templates, their token budgets and the overflow policy declared in soul.yaml. `gather` reads
 everything through the memory facade with the one context a chat allows (a member's own view in
 their DM, the shared view in a group); `compose` is pure, so the same state and the same
@@ -31,6 +32,7 @@ from memory import (
     Quoted,
     Recalled,
     Role,
+    Snapshot,
     Summary,
     Turn,
     Verdict,
@@ -71,6 +73,12 @@ TEMPLATES: dict[str, str] = {
     "lore": "# Household notes\n{items}",
     "lore_entry": "- {title}: {text}",
     "situation": "# Situation\nNow: {time}. Chat: {chat}. Present: {present}. Speaking: {name}.",
+    # The chat's snapshot from the last tick: who spoke in it lately, questions no member has
+    # followed up, reminders due soon (times in UTC, as the situation's).
+    "snapshot": "# Lately in this chat (as of {made})\n{items}",
+    "snapshot_around": "- Around in the last day: {names}",
+    "snapshot_question": '- Left open: {who} asked {when}: "{text}"',
+    "snapshot_reminder": '- Reminder for {who}, due {when} (in {until}): "{text}"',
     "partner": "# What you know about {name}\n{items}",
     "partner_empty": "(nothing yet: ask rather than assume)",
     # Who said it and when, quoted: a bare first-person sentence ("I play bass") reads, to a
@@ -103,7 +111,7 @@ NEVER_DROP = ("constitution", "honesty", "persona", "partner")
 # Surfaces, in the order they appear in the system message.
 ORDER = (
     "constitution", "honesty", "persona", "scenario", "examples", "lore", "situation",
-    "partner", "memories", "shelf", "summary", "affect", "goals",
+    "snapshot", "partner", "memories", "shelf", "summary", "affect", "goals",
 )
 PARTNER_LIMIT = 12
 SHELF_LIMIT = 3  # passages of documents offered to one reply
@@ -139,6 +147,7 @@ class Gathered:
     persona_edits: tuple[str, ...]
     introduced: bool
     passages: tuple[Found, ...] = ()  # the shelf's passages that answer the message
+    snapshot: Snapshot | None = None  # the chat's, as the last tick made it
 
 
 @dataclass(frozen=True)
@@ -217,6 +226,7 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
                if soul.profile == FULL else [])
     partner = await memory.beliefs.about(ctx, intent.speaker.person_id, limit=PARTNER_LIMIT)
     summary = await memory.summaries.get(ctx, intent.chat_id)
+    snapshot = await memory.snapshots.get(ctx, intent.chat_id)  # made on the tick: one read
     goals = await memory.goals.open(ctx)
     recent = [
         t for t in await memory.transcript.lines(ctx, chat_id=intent.chat_id,
@@ -233,6 +243,7 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
         passages=tuple(passages),
         partner=tuple(partner),
         summary=summary,
+        snapshot=snapshot,
         goals=tuple(goals),
         recent=tuple(recent),
         affect=await current_affect(memory, soul, affect_key(intent), intent.now),
@@ -413,6 +424,7 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
         "situation": _Surface("situation", TEMPLATES["situation"].format(
             time=now.strftime("%A %d %B %Y, %H:%M UTC"), chat=chat,
             present=", ".join(state.present), name=name), []),
+        "snapshot": _snapshot_surface(state),
         "partner": _Surface("partner", TEMPLATES["partner"].replace("{name}", name), [],
                             placeholder=TEMPLATES["partner_empty"]),
         "memories": _Surface("memories", TEMPLATES["memories"], [
@@ -433,7 +445,7 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
         ]),
     }
     dropped: list[str] = []
-    for key in ("examples", "lore", "memories", "shelf", "partner", "goals"):
+    for key in ("examples", "lore", "snapshot", "memories", "shelf", "partner", "goals"):
         if key == "partner":  # what "What you remember" kept is not printed a second time
             kept = recalled[: len(surfaces["memories"].items)]  # beliefs come first
             surfaces[key].items = [_belief_line(b, now, state.names)
@@ -452,9 +464,13 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
                 + count_tokens(user["content"]))
 
     # The declared overflow order decides who loses; never the order of assembly.
+    # A surface the soul predates goes where it costs least: the snapshot (a picture of the
+    # chat, not an answer) before what the soul declares, the shelf after it.
     declared = soul.manifest.overflow
-    undeclared = [k for k in ("shelf",) if k not in (*declared.drop_order, *declared.never_drop)]
-    for key in (*declared.drop_order, *undeclared):
+    named = (*declared.drop_order, *declared.never_drop)
+    first = [k for k in ("snapshot",) if k not in named]
+    undeclared = [k for k in ("shelf",) if k not in named]
+    for key in (*first, *declared.drop_order, *undeclared):
         surface = surfaces[key]
         while total() > window and surface.items:
             surface.drop_last()
@@ -481,6 +497,40 @@ def compose(soul: Soul, state: Gathered) -> Prompt:
                        if used is not None),
         stop=_speaker_stops(soul, state),
     )
+
+
+def _moment(at: str) -> str:
+    return datetime.fromisoformat(at).strftime("%A %H:%M UTC")
+
+
+def _until(due: str, now: datetime) -> str:
+    minutes = max(0, int((datetime.fromisoformat(due) - now).total_seconds() // 60))
+    if minutes < 60:
+        return f"{minutes} minutes"
+    hours = minutes // 60
+    return f"{hours} hour{'s' if hours != 1 else ''}"
+
+
+def _snapshot_surface(state: Gathered) -> _Surface:
+    """The chat's snapshot: who has been around (when anyone besides the speaker was), open
+    questions newest first, then reminders still ahead, soonest first (the goals surface lists
+    them too, so they are the first to go when the window is full)."""
+    snapshot, now = state.snapshot, state.intent.now
+    if snapshot is None:
+        return _Surface("snapshot", "", [])
+    items: list[str] = []
+    around = [state.names[p] for p in snapshot.around if p in state.names]
+    if any(n != state.intent.speaker.name for n in around):
+        items.append(TEMPLATES["snapshot_around"].format(names=", ".join(around)))
+    items += [TEMPLATES["snapshot_question"].format(
+        who=state.names.get(q.person_id or "", "A member"), when=_moment(q.at),
+        text=q.text) for q in snapshot.questions]
+    items += [TEMPLATES["snapshot_reminder"].format(
+        who=state.names.get(r.person_id or "", "a member"), when=_moment(r.at),
+        until=_until(r.at, now), text=r.text)
+        for r in snapshot.reminders if datetime.fromisoformat(r.at) >= now]
+    return _Surface("snapshot", TEMPLATES["snapshot"].replace(
+        "{made}", _moment(snapshot.made_at)), items)
 
 
 MemoryItem = tuple[str, int | None, tuple[str, int, str, str] | None]

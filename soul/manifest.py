@@ -29,7 +29,7 @@ MANIFEST: Final = "soul.yaml"
 # The surfaces the assembler may leave out when the window is full, and the ones it never may.
 # "honesty" is not a budget of its own: it names the constitution's honesty rule, which must
 # survive even a prompt that trims everything else.
-DROPPABLE: Final = frozenset({"examples", "memories", "lore", "shelf"})
+DROPPABLE: Final = frozenset({"examples", "memories", "lore", "shelf", "snapshot"})
 NEVER_DROPPED: Final = frozenset({"constitution", "persona", "partner", "honesty"})
 
 # "full" is the manifest's top level (budgets, window, reply_reserve, sampling); any other
@@ -170,6 +170,9 @@ class Budgets(_Frozen):
     # Passages of the documents on the shelf that answer the message. A soul written before the
     # shelf existed gets this much, and its overflow drops them after what it declares.
     shelf: Allowance = 300
+    # The chat's snapshot from the last tick: who has been around, what is open, what is due
+    # soon. A soul written before it gets this much, and its overflow drops it first.
+    snapshot: Allowance = 120
 
 
 SURFACES: Final = tuple(Budgets.model_fields)

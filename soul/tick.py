@@ -1,9 +1,10 @@
 """The tick and the dream: the scheduled work that turns what she heard into memory.
 
-Owns: the order of a tick (consolidation, then compaction) and of a dream (her moods re-centred,
-persona proposals, then memory's own dream pass), and what a model failure does (the batch or
-summary stays pending for the next tick; nothing is lost, nothing is stored twice; a batch the
-model reads nothing usable in is still learnt from its plain first-person statements).
+Owns: the order of a tick (consolidation, compaction, then each active chat's snapshot) and of
+a dream (her moods re-centred, persona proposals, then memory's own dream pass), and what a model
+failure does (the batch or summary stays pending for the next tick; nothing is lost, nothing is
+stored twice; a batch the model reads nothing usable in is still learnt from its plain
+first-person statements).
 Must not: read memory except through the facade, or put lines of two scopes in one prompt: every
 batch and every summary is read by one scope's own lane, and each model call carries only that.
 """
@@ -75,6 +76,7 @@ class TickReport:
     summaries: int = 0
     pending_lines: int = 0
     plain: int = 0  # batches learnt from their plain statements alone
+    snapshots: int = 0  # chats whose snapshot was made again
 
     def lines(self) -> list[str]:
         return [
@@ -84,6 +86,7 @@ class TickReport:
             f"{self.plain} batch(es) the model read nothing usable in, learnt from their plain"
             " statements",
             f"wrote {self.summaries} rolling summary(ies)",
+            f"made {self.snapshots} chat snapshot(s)",
             f"{self.pending_lines} line(s) wait for a fuller batch or a quiet chat",
         ]
 
@@ -108,7 +111,8 @@ async def run_tick(
     quiet_after: timedelta = timedelta(minutes=5),
     drain: bool = False,
 ) -> TickReport:
-    """One tick: consolidate each scope's pending batch, then refresh due summaries.
+    """One tick: consolidate each scope's pending batch, refresh due summaries, then make
+    the snapshot of each chat with news (`memory.snapshots`).
 
     A scope is consolidated when a full batch waits or its newest line is older than
     `quiet_after`; `drain` (the `hearth tick` command) takes everything pending now.
@@ -166,6 +170,8 @@ async def run_tick(
             waiting -= batch.read_count
         report.pending_lines += max(0, waiting)
     report.summaries = await _compact(memory, model, names, assistant, drain=drain)
+    # Last, so a snapshot sees what this tick stored; no model call, so it costs a few reads.
+    report.snapshots = await memory.snapshots.refresh(now, every=drain)
     return report
 
 

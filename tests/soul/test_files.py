@@ -176,7 +176,7 @@ def test_the_bundled_budgets_fit_the_window_once_the_droppable_surfaces_go() -> 
     budgets = manifest.budgets.model_dump()
     assert budgets["constitution"] == 800 and budgets["recent_turns"] == 1200
     assert manifest.window == 4096 and manifest.reply_reserve == 512
-    assert manifest.overflow.drop_order == ("examples", "memories", "shelf", "lore")
+    assert manifest.overflow.drop_order == ("examples", "snapshot", "memories", "shelf", "lore")
     kept = sum(v for k, v in budgets.items() if k not in manifest.overflow.drop_order)
     assert kept <= manifest.window - manifest.reply_reserve
 

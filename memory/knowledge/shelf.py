@@ -62,11 +62,14 @@ EMBED_BATCH = 32
 CANDIDATES = 24  # per list, as recall takes
 TERM_CAP = 500
 QUERY_TERMS = 64
-# A passage's rank: how many deviations its meaning stands above the background, plus this
+# A passage's rank: how many deviations its meaning stands above the background (counted up to
+# the bar a told passage clears: past it, standing further out says little more), plus this
 # many for holding all of the question's keyword weight. A passage is longer than a chat line,
-# and its meaning ranks it better than a fusion of the two lists would (bench/shelf, either half
-# of its documents).
-COVER_WEIGHT = 2.0
+# and its meaning ranks it better than a fusion of the two lists would; so the one passage that
+# holds a rare word the question asks about (an error code, a date) outranks the passages near
+# it in meaning. On bench/shelf, either half of its documents ranks alike from 2 to 3 and with
+# the cap or without it.
+COVER_WEIGHT = 3.0
 LIMIT = 5  # passages a search hands back, at most
 # A passage is told when its cosine to the question stands STANDS_OUT deviations above the
 # question's mean cosine over every passage the reader may see, or when it holds COVERS of the
@@ -165,14 +168,11 @@ class Shelf:
                                        "the member put a document on the shelf")
         scope = SHARED if shared else private_scope(person_id)
         title = _title(title)
-        fmt, sections = await asyncio.to_thread(reading.read, title, data)
         size = len(data)
+        # Reading, cutting, masking and the word rules are CPU work (seconds for a long
+        # document): a worker thread's, never the event loop's.
+        fmt, sections, cut, texts, classes = await asyncio.to_thread(_read, title, data)
         del data  # the bytes are not kept past reading
-        cut = reading.passages(sections)
-        if len(cut) > MAX_PASSAGES:
-            raise Unreadable(f"it is too long for the shelf (more than {MAX_PASSAGES} passages)")
-        texts = [mask_secrets(p.text) for p in cut]
-        classes = [classify(t) for t in texts]
         why: list[str | None] = [None] * len(cut)
         vectors = await self._embed([reading.Passage(p.seq, t, p.page, p.section).situated(title)
                                      for p, t in zip(cut, texts, strict=True)], progress)
@@ -338,6 +338,18 @@ class Shelf:
         return ctx.person_id
 
 
+def _read(title: str, data: bytes) -> tuple[str, list[reading.Section], list[reading.Passage],
+                                          list[str], list[Sensitivity]]:
+    """A document's format, sections and passages, each passage's words with secret tokens
+    masked, and the class the word rules give it."""
+    fmt, sections = reading.read(title, data)
+    cut = reading.passages(sections)
+    if len(cut) > MAX_PASSAGES:
+        raise Unreadable(f"it is too long for the shelf (more than {MAX_PASSAGES} passages)")
+    texts = [mask_secrets(p.text) for p in cut]
+    return fmt, sections, cut, texts, [classify(t) for t in texts]
+
+
 async def _rewrite_index(tx: Tx) -> None:
     """Rewrite the passages' keyword index whole: a deleted passage's words leave FTS5's
     segments only when they are merged, and secure_delete zeroes the pages they free."""
@@ -399,9 +411,10 @@ def _score(rows: Sequence[Row], terms: Sequence[Term], weights: Sequence[float],
         out.append(_Scored(row_id, r, str(r["scope"]), keyword, covered / total if total else 0.0,
                            cosine, stands))
     for s in out:
-        s.score = (0.0 if s.cosine is None else s.stands) + COVER_WEIGHT * s.covered
+        standing = 0.0 if s.cosine is None else min(s.stands, STANDS_OUT)
+        s.score = standing + COVER_WEIGHT * s.covered
         s.told = s.stands >= STANDS_OUT or s.covered >= COVERS
-    out.sort(key=lambda s: (-s.score, -s.keyword, s.row_id))
+    out.sort(key=lambda s: (-s.score, -s.keyword, -s.stands, s.row_id))
     return out
 
 

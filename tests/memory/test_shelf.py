@@ -268,3 +268,23 @@ async def test_a_removed_member_takes_their_documents_with_them(home: Household)
     await m.forgetting.remove_person(home.bob.person_id)
     await m.checkpoint()
     assert b"flame failure" not in raw_bytes(m.path).lower()
+
+
+async def test_a_long_document_is_shelved_whole_and_its_progress_is_reported(
+    home: Household,
+) -> None:
+    sections = [f"## Chapter {n}\n\n" + "\n\n".join(
+        f"Paragraph {n}.{i}: the heat pump's defrost cycle {n * 100 + i} runs for "
+        + "several minutes while the fan stops " * 8 for i in range(6)) for n in range(60)]
+    text = "# Heat pump handbook\n\n" + "\n\n".join(sections)
+    seen: list[tuple[int, int]] = []
+
+    shelved = await home.memory.shelf.put(home.bob.person_id, "handbook.md", text.encode(),
+                                          progress=lambda done, total: seen.append((done, total)))
+
+    assert len(text) > 120_000 and shelved.passages > 150
+    assert seen[-1] == (shelved.passages, shelved.passages)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen) and len(seen) > 4
+    found = await home.memory.shelf.search(home.dm(home.bob), "defrost cycle 5903")
+    assert found and "defrost cycle 5903" in found[0].text
+    assert found[0].citation == "handbook.md, Heat pump handbook / Chapter 59"

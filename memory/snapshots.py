@@ -102,27 +102,35 @@ class SnapshotBook:
         """Make the snapshot of each chat a member spoke in within `OPEN_FOR`, when it has new
         lines or is older than `REFRESH_AFTER` (`every`: all of them), and drop the snapshots of
         chats quiet for longer. Returns how many were made."""
+        active = (now - OPEN_FOR).isoformat()
+        stale = (now - REFRESH_AFTER).isoformat()
         async with self._store.transaction() as tx:
-            rows = await Census(tx).select(
-                "turns t LEFT JOIN snapshots s ON s.chat_id = t.chat_id AND s.scope = t.scope",
-                "t.chat_id AS chat_id, t.scope AS scope, max(t.turn_id) AS newest,"
-                " max(CASE WHEN t.role = 'user' THEN t.at END) AS spoke,"
-                " s.through_turn_id AS through, s.made_at AS made_at",
-                group="t.chat_id, t.scope", order="min(t.turn_id)",
+            census = Census(tx)
+            # Lines are stored in time order: the window's lines are those after the newest
+            # one older than it, found walking back from the newest line, so a tick reads the
+            # last two days of lines, not the whole transcript.
+            before = await census.select("turns", "turn_id", "at < ?", (active,),
+                                         order="turn_id DESC", limit=1)
+            rows = await census.select(
+                "turns", "chat_id, scope, max(turn_id) AS newest,"
+                " max(CASE WHEN role = 'user' THEN at END) AS spoke",
+                "turn_id > ?", (int(before[0]["turn_id"]) if before else 0,),
+                group="chat_id, scope", order="min(turn_id)",
             )
-            active = (now - OPEN_FOR).isoformat()
-            stale = (now - REFRESH_AFTER).isoformat()
+            made = {(str(r["chat_id"]), str(r["scope"])): r for r in await census.select(
+                "snapshots", "chat_id, scope, through_turn_id, made_at")}
             due: list[tuple[str, str, int]] = []
             for row in rows:
-                chat_id, scope = str(row["chat_id"]), str(row["scope"])
+                key = (str(row["chat_id"]), str(row["scope"]))
                 if row["spoke"] is None or str(row["spoke"]) < active:
-                    if row["made_at"] is not None:  # a quiet chat's picture would mislead
-                        await tx.execute("DELETE FROM snapshots WHERE chat_id = ? AND scope = ?",
-                                         (chat_id, scope))
                     continue
-                if (every or row["through"] != row["newest"] or row["made_at"] is None
-                        or str(row["made_at"]) < stale):
-                    due.append((chat_id, scope, int(row["newest"])))
+                old = made.pop(key, None)
+                if (every or old is None or old["through_turn_id"] != row["newest"]
+                        or str(old["made_at"]) < stale):
+                    due.append((*key, int(row["newest"])))
+            for chat_id, scope in made:  # a quiet chat's picture would mislead: it goes
+                await tx.execute("DELETE FROM snapshots WHERE chat_id = ? AND scope = ?",
+                                 (chat_id, scope))
         for chat_id, scope, newest in due:
             await self._make(chat_id, scope, newest, now)
         return len(due)

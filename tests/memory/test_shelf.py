@@ -288,3 +288,33 @@ async def test_a_long_document_is_shelved_whole_and_its_progress_is_reported(
     found = await home.memory.shelf.search(home.dm(home.bob), "defrost cycle 5903")
     assert found and "defrost cycle 5903" in found[0].text
     assert found[0].citation == "handbook.md, Heat pump handbook / Chapter 59"
+
+
+def _docx(paragraphs: list[tuple[str, bool]]) -> bytes:
+    """A Word file: paragraphs, each (text, is a heading), headings marked by outline level
+    as Word does in any language."""
+    import io  # noqa: PLC0415
+    import zipfile  # noqa: PLC0415
+    from xml.sax.saxutils import escape  # noqa: PLC0415
+
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    body = "".join(
+        "<w:p>" + ("<w:pPr><w:outlineLvl w:val='0'/></w:pPr>" if heading else "")
+        + f"<w:r><w:t>{escape(text)}</w:t></w:r></w:p>" for text, heading in paragraphs)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("[Content_Types].xml", "<Types/>")
+        z.writestr("word/document.xml",
+                   f"<w:document xmlns:w='{w}'><w:body>{body}</w:body></w:document>")
+    return out.getvalue()
+
+
+async def test_a_word_document_is_read_with_its_headings(home: Household) -> None:
+    m = home.memory
+    data = _docx([("Überschrift: Mülltrennung", True),
+                  ("Die gelbe Tonne wird jeden zweiten Dienstag geleert.", False),
+                  ("Gäste", True), ("Nach 22 Uhr bitte keine laute Musik.", False)])
+    shelved = await m.shelf.put(home.bob.person_id, "hausordnung.docx", data)
+    assert shelved.format == "docx" and shelved.passages == 2
+    found = await m.shelf.search(home.dm(home.bob), "gelbe Tonne geleert")
+    assert found[0].citation == "hausordnung.docx, Überschrift: Mülltrennung"

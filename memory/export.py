@@ -3,9 +3,9 @@
 Owns: the document's shape, which names rows only by their opaque `ref`: memory's own keys
 (belief, line, goal, grant and receipt numbers) are global sequences whose gaps would tell a
 member how much others said, so none is in it. Every part is read through the gate as that
-member (their beliefs with evidence, their own scope's lines and goals, and the reads of their
-facts under the ledger's own wall), and their grants, with their own notes, through
-`memory.grants`. Must not: read a row any other way.
+member (their beliefs with evidence, their own scope's lines, goals and documents on the shelf,
+and the reads of their facts under the ledger's own wall), and their grants, with their own
+notes, through `memory.grants`. Must not: read a row any other way.
 """
 
 from __future__ import annotations
@@ -57,6 +57,11 @@ class ExportBook:
                 "goals", "person_id = ? AND scope = ?", (person.person_id, scope),
                 order="goal_id"))
             reads = [receipt_from_row(r) for r in await read.ledger()]
+            documents = await read.usable(await read.select(
+                "documents", "scope = ?", (scope,),
+                columns="*, ref('document', document_id) AS ref", order="document_id"))
+            passages = await read.usable(await read.select(
+                "chunks", "scope = ?", (scope,), order="document_id, seq"))
         given = await self._grants.list(person.person_id, viewer_id=person.person_id)
         return {
             "person": person.model_dump(mode="json"),
@@ -69,6 +74,14 @@ class ExportBook:
                 Goal.model_validate({k: r[k] for k in Goal.model_fields})
                 .model_dump(mode="json", exclude={"goal_id"})
                 for r in goals
+            ],
+            "documents": [
+                {"ref": str(d["ref"]), "title": str(d["title"]), "format": str(d["format"]),
+                 "sensitivity": str(d["sensitivity"]), "pages": d["pages"],
+                 "added_at": str(d["created_at"]),
+                 "passages": [{"page": c["page"], "section": c["section"], "text": str(c["text"])}
+                              for c in passages if c["document_id"] == d["document_id"]]}
+                for d in documents
             ],
             "reads_of_my_facts": [
                 r.model_dump(mode="json", exclude={"seq", "prev_hash", "hash", "returned_ids"})

@@ -318,3 +318,20 @@ async def test_a_word_document_is_read_with_its_headings(home: Household) -> Non
     assert shelved.format == "docx" and shelved.passages == 2
     found = await m.shelf.search(home.dm(home.bob), "gelbe Tonne geleert")
     assert found[0].citation == "hausordnung.docx, Überschrift: Mülltrennung"
+
+
+async def test_a_members_export_holds_their_own_documents_and_no_one_elses(
+    home: Household,
+) -> None:
+    m = home.memory
+    await m.shelf.put(home.bob.person_id, "boiler.md", BOILER.encode())
+    await m.shelf.put(home.alice.person_id, "term-dates.pdf", TERMS)
+
+    bob = await m.export.document(_inspect(home, "bob"))
+    alice = await m.export.document(_inspect(home, "alice"))
+
+    (mine,) = bob["documents"]
+    assert mine["title"] == "boiler.md" and len(mine["passages"]) == 2
+    assert any("1.5 bar" in p["text"] for p in mine["passages"])
+    assert [d["title"] for d in alice["documents"]] == ["term-dates.pdf"]
+    assert "boiler" not in str(alice).lower()

@@ -422,7 +422,9 @@ async def test_hearth_mcp_over_stdio_serves_a_desktop_client_its_members_view(
     token = _token(capsys.readouterr().out)
     server = StdioServerParameters(
         command=sys.executable, args=["-m", "bot.cli", "mcp", "--db", str(household_db)],
-        env={"HEARTH_MIND_TOKEN": token, "HEARTH_EMBEDDER": "none",
+        # The whole environment: under the CI's clock-ahead pass it carries libfaketime, so
+        # the server reads the clock the household was written with.
+        env={**os.environ, "HEARTH_MIND_TOKEN": token, "HEARTH_EMBEDDER": "none",
              "PYTHONPATH": str(ROOT)}, cwd=str(ROOT))
     with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 -- the child's stderr, once
         async with stdio_client(server, errlog=errlog) as (read, write), ClientSession(

@@ -280,9 +280,10 @@ async def media(update: Update, context: HearthContext) -> None:
     """A voice note or a photo: heard or seen through the configured server and answered as
     the member's line ("(voice note, transcribed) ..."), the file let go once read. Without a
     server that hears or sees, or when it fails, the file's id waits (`memory.media`) to be
-    taken in later, the member is told so (the whole story once, then briefly), and a photo's
-    caption is answered as words. In the household group a photo is taken in only when it
-    answers her, since a family group shares photos all day."""
+    taken in later, the member is told so (the whole story once, then briefly in their own
+    chat; in the group, once only), and a photo's caption is answered as words. In the
+    household group a photo is taken in only when it answers her, since a family group shares
+    photos all day."""
     message = update.message
     if message is None or update.effective_chat is None:
         return
@@ -311,7 +312,8 @@ async def media(update: Update, context: HearthContext) -> None:
     if fits:
         await _keep_for_later(update, context, kind, sent.file_id)
     first = await hearth.memory.media.first_notice(person.person_id, kind)
-    await message.reply_text(texts.cannot_take_in(kind, able=able, first=first, fits=fits))
+    if first or able or not fits or not context.group:  # the group hears the story once
+        await message.reply_text(texts.cannot_take_in(kind, able=able, first=first, fits=fits))
     if caption:
         await _converse(update, context, caption)
 

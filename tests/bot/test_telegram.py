@@ -376,6 +376,19 @@ async def test_without_a_server_that_hears_or_sees_she_says_so_once_and_keeps_th
     assert {w.file_id for w in kept} == {"again", "p" if kind == "photo" else "v"}
 
 
+async def test_in_the_group_she_says_once_that_she_cannot_listen_and_then_only_keeps_notes(
+    bot: Bot,
+) -> None:
+    await enable_group(bot)
+    for n in range(3):
+        voice = {"file_id": f"v{n}", "file_unique_id": f"v{n}", "duration": 2}
+        await bot.send(bot.people.message(BOB, chat_id=GROUP, name="Bob", voice=voice))
+    assert bot.to(GROUP)[-1:] == [
+        texts.cannot_take_in("voice", able=False, first=True, fits=True)]
+    assert len([t for t in bot.to(GROUP) if "voice" in t]) == 1
+    assert len(await bot.memory.media.waiting(("voice",))) == 3
+
+
 async def test_a_photos_caption_is_answered_as_words_when_she_cannot_see_it(bot: Bot) -> None:
     photo = [{"file_id": "p", "file_unique_id": "p", "width": 1, "height": 1}]
     await bot.send(bot.people.message(BOB, name="Bob", photo=photo, caption="look at this"))

@@ -41,8 +41,7 @@ from memory import (
 )
 from soul.affect import Affect, decay, elapsed_hours
 from soul.files import FULL, Soul, lore_hits
-from soul.judge import StructuredModel
-from soul.judge import judge as judge_recall
+from soul.judge import StructuredModel, judge_all
 from soul.tokens import count_tokens
 
 # The templates. Changing any of them (or the soul's budgets and policy) changes
@@ -115,6 +114,7 @@ ORDER = (
 )
 PARTNER_LIMIT = 12
 SHELF_LIMIT = 3  # passages of documents offered to one reply
+SHELF_JUDGED = 5  # passages the model judges, when it does
 RECENT_TURNS = 24
 
 
@@ -208,7 +208,8 @@ async def current_affect(memory: Memory, soul: Soul, key: str, now: datetime) ->
 async def gather(memory: Memory, soul: Soul, intent: Intent,
                  judge: StructuredModel | None = None) -> Gathered:
     """Read what this reply may use, through the facade, with the chat's one context. With a
-    `judge` (a capable model), recall's candidates are judged by it once more."""
+    `judge` (a capable model), recall's candidates and the shelf's passages are judged by it
+    once more, in one call."""
     where = "the household group" if intent.group else "their private chat"
     ctx = context_for(intent, f"reply to {intent.speaker.name} in {where}")
     people = await memory.people.list()
@@ -217,11 +218,17 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
     # is shown apart to a model able to hold the difference, never to a small one.
     found = [m for m in await memory.recall.recollect(ctx, intent.text, limit=RECALL_LIMIT)
              if not (isinstance(m, Quoted) and m.turn.turn_id == intent.turn_id)]
-    if judge is not None and found:  # nothing answers or is related: nothing to ask about
-        found = await judge_recall(judge, found, question=intent.text,
-                                   asker=intent.speaker.name, names=names, now=intent.now)
+    # The shelf's passages: those its signals tell, or, for the model to judge with the
+    # memories, the best few whether told or not.
+    passages = await memory.shelf.search(ctx, intent.text,
+                                         limit=SHELF_LIMIT if judge is None else SHELF_JUDGED,
+                                         told_only=judge is None)
+    if judge is not None and (found or passages):  # nothing to ask about: no call
+        found, passages = await judge_all(judge, found, passages, question=intent.text,
+                                          asker=intent.speaker.name, names=names,
+                                          now=intent.now)
+    passages = [p for p in passages if p.told][:SHELF_LIMIT]
     memories = [m for m in found if m.verdict is Verdict.ANSWERS]
-    passages = await memory.shelf.search(ctx, intent.text, limit=SHELF_LIMIT)
     related = ([m for m in found if m.verdict is Verdict.RELATED]
                if soul.profile == FULL else [])
     partner = await memory.beliefs.about(ctx, intent.speaker.person_id, limit=PARTNER_LIMIT)

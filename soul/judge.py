@@ -15,6 +15,7 @@ memory, or send anything recall did not hand back.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -22,7 +23,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from memory import HearthError, Quoted, Recalled, Verdict, scope_owner
+from memory import Found, HearthError, Quoted, Recalled, Verdict, scope_owner
 from soul.files import FULL, Soul
 from soul.model import Gateway
 
@@ -39,6 +40,8 @@ person the message is about;
 - "related": same topic, but it does not answer (another person, another thing, another \
 time, or only part of it);
 - "unrelated": it has nothing to do with the message.
+A line that quotes a document (refs d1, d2, ...) "answers" only when its words say what the \
+message asks for.
 Mind who said each memory and about whom: "my" in the message is its speaker's. A newer \
 memory on the same thing replaces an older one. Answer with JSON only: one verdict per ref."""
 
@@ -93,34 +96,55 @@ async def judge(model: StructuredModel, items: Sequence[Item], *, question: str,
                 timeout_s: float = TIMEOUT_S) -> list[Item]:
     """The items with the model's verdicts (and a why saying so), answers first; the items as
     they were when the model cannot judge them."""
-    if not items:
-        return list(items)
+    judged, _ = await judge_all(model, items, (), question=question, asker=asker, names=names,
+                                now=now, timeout_s=timeout_s)
+    return judged
+
+
+async def judge_all(model: StructuredModel, items: Sequence[Item], passages: Sequence[Found],
+                    *, question: str, asker: str, names: Mapping[str, str], now: datetime,
+                    timeout_s: float = TIMEOUT_S) -> tuple[list[Item], list[Found]]:
+    """`judge`, and in the same call the shelf's passages (refs `d1`, `d2`, ...): a passage is
+    told when the model says it answers, and not otherwise. Both as they were when the model
+    cannot judge them."""
+    if not items and not passages:
+        return list(items), list(passages)
     refs = {f"m{i}": item for i, item in enumerate(items, start=1)}
+    shelf = {f"d{i}": found for i, found in enumerate(passages, start=1)}
     listing = "\n".join(_shown(ref, item, names, now) for ref, item in refs.items())
+    if shelf:
+        listing += "\n" + "\n".join(
+            f'{ref}: the document "{f.citation}" says: "{" ".join(f.text.split())[:MAX_TEXT]}"'
+            for ref, f in shelf.items())
     messages = [
         {"role": "system", "content": INSTRUCTIONS},
         {"role": "user", "content": f"{asker}'s message: {' '.join(question.split())}\n\n"
                                     f"Memories:\n{listing}"},
     ]
+    wanted_refs = len(refs) + len(shelf)
     try:
         answer = await asyncio.wait_for(
-            model.extract(messages, Judged, max_tokens=40 + 20 * len(refs), temperature=0.0),
+            model.extract(messages, Judged, max_tokens=40 + 20 * wanted_refs, temperature=0.0),
             timeout_s)
     except (TimeoutError, HearthError) as exc:
         log.warning("the model could not judge recall (%s); the signal judge stands",
                     type(exc).__name__)
-        return list(items)
+        return list(items), list(passages)
     except Exception:  # a judge that fails in any other way must not cost the member a reply
         log.exception("the model judge failed; the signal judge stands")
-        return list(items)
-    given = {v.ref: Verdict(v.verdict) for v in answer.verdicts if v.ref in refs}
-    if len(given) != len(refs):
+        return list(items), list(passages)
+    given = {v.ref: Verdict(v.verdict) for v in answer.verdicts if v.ref in refs or v.ref in shelf}
+    if len(given) != wanted_refs:
         log.warning("the model judged %d of %d memories; the signal judge stands",
-                    len(given), len(refs))
-        return list(items)
+                    len(given), wanted_refs)
+        return list(items), list(passages)
     judged = [refs[ref].model_copy(update={
         "verdict": verdict,
         "why": f"{verdict.value}, as the model judged it (the signals said {refs[ref].why})",
-    }) for ref, verdict in given.items()]
+    }) for ref, verdict in given.items() if ref in refs]
     order = {Verdict.ANSWERS: 0, Verdict.RELATED: 1, Verdict.UNRELATED: 2}
-    return sorted(judged, key=lambda item: order[item.verdict])
+    read = [dataclasses.replace(
+        found, told=given[ref] is Verdict.ANSWERS,
+        why=f"{given[ref].value}, as the model judged it (the signals said {found.why})")
+        for ref, found in shelf.items()]
+    return sorted(judged, key=lambda item: order[item.verdict]), read

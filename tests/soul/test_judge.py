@@ -142,3 +142,46 @@ async def test_only_the_full_profile_over_the_gateway_judges(profile: str, gatew
     async with gateway(answering("answers", [])) as model:
         assert wanted(load_soul(None, profile=profile),
                       model if gateway_model else Slow()) is expected
+
+
+def judging(verdicts: dict[str, str], seen: list[str]) -> httpx.MockTransport:
+    """A model that judges each ref it is shown by the first word of `verdicts` its line holds
+    (else "unrelated"), keeping what it was sent."""
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        text = "\n".join(m["content"] for m in body["messages"])
+        seen.append(text)
+        answer = {"verdicts": [
+            {"ref": ref, "verdict": next((v for w, v in verdicts.items() if w in line),
+                                         "unrelated")}
+            for ref, line in re.findall(r"^([md]\d+): (.*)$", text, flags=re.MULTILINE)]}
+        return httpx.Response(200, json={
+            "id": "1", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": json.dumps(answer)}}]})
+    return httpx.MockTransport(handler)
+
+
+async def test_the_model_judges_the_shelfs_passages_in_the_same_call_and_only_answers_are_shown(
+    tmp_path: Path,
+) -> None:
+    memory, bob, _ = await household(tmp_path)
+    manual = ("# Passport office\n\n## Renewals\n\nA renewal takes three weeks; bring the old "
+              "passport and two photos.\n\n## Opening hours\n\nThe office opens at nine on "
+              "weekdays and is closed on Saturdays.\n")
+    await memory.shelf.put(bob.person_id, "passport-office.md", manual.encode())
+    seen: list[str] = []
+    soul = load_soul(None, profile=FULL)
+    try:
+        async with gateway(judging({"three weeks": "answers", "August": "answers"},
+                                   seen)) as model:
+            state = await gather(memory, soul, intent(bob, "How long does a passport renewal "
+                                                           "take, mine expires in August?"),
+                                 judge=model)
+    finally:
+        await memory.close()
+    assert len(seen) == 1  # memories and passages in one call
+    assert "d1: the document" in seen[0] and "passport-office.md" in seen[0]
+    assert [p.citation for p in state.passages] == ["passport-office.md, Passport office / "
+                                                    "Renewals"]
+    assert "as the model judged it" in state.passages[0].why

@@ -48,7 +48,15 @@ from memory.knowledge import reading
 from memory.knowledge.reading import Unreadable
 from memory.models import SHARED, AccessContext, Activity, Person, Sensitivity, private_scope
 from memory.people import PeopleBook
-from memory.recall.candidates import BM25_B, BM25_K1, best_by_weight, idf
+from memory.recall.candidates import (
+    CANDIDATES,
+    QUERY_TERMS,
+    TERM_CAP,
+    best_by_weight,
+    bm25,
+    coverage,
+    idf,
+)
 from memory.secrets import mask_secrets
 from memory.sensing import more_private, senser_for
 from memory.store import Row, Store, Tx
@@ -59,9 +67,6 @@ log = logging.getLogger("hearth.knowledge")
 
 MAX_PASSAGES = 5_000  # about 2,000 pages of text: more is an archive, not a document
 EMBED_BATCH = 32
-CANDIDATES = 24  # per list, as recall takes
-TERM_CAP = 500
-QUERY_TERMS = 64
 # A passage's rank: how many deviations its meaning stands above the background (counted up to
 # the bar a told passage clears: past it, standing further out says little more), plus this
 # many for holding all of the question's keyword weight. A passage is longer than a chat line,
@@ -230,6 +235,8 @@ class Shelf:
                                      columns="ref('document', document_id) AS ref")
             ref = str(made[0]["ref"])
             read.returned(old_ids, [scope] * len(old_ids))
+        # The old copy's passages leave the matrices before the new ones join: a new passage
+        # may take the id an old one had.
         self._vectors.remove_passages(old_passages)
         if vectors is not None:
             self._vectors.add_passages(scope, ids, vectors)
@@ -401,21 +408,13 @@ def _score(rows: Sequence[Row], terms: Sequence[Term], weights: Sequence[float],
     mean, deviation = background
     docs = [document(f"{r['section'] or ''} {r['text']}") for r in rows]
     average = sum(len(d) for d in docs) / len(docs) if docs else 1.0
-    total = sum(weights)
     out = []
     for r, doc in zip(rows, docs, strict=True):
         row_id = int(r["chunk_id"])
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(doc) / max(average, 1.0))
-        keyword = covered = 0.0
-        for term, weight in zip(terms, weights, strict=True):
-            tf = term.count_in(doc)
-            if tf:
-                keyword += weight * tf * (BM25_K1 + 1) / (tf + norm)
-                covered += weight
         cosine = cosines.get(row_id)
         stands = -math.inf if cosine is None else (cosine - mean) / max(deviation, 1e-6)
-        out.append(_Scored(row_id, r, str(r["scope"]), keyword, covered / total if total else 0.0,
-                           cosine, stands))
+        out.append(_Scored(row_id, r, str(r["scope"]), bm25(terms, weights, doc, average),
+                           coverage(terms, weights, doc), cosine, stands))
     for s in out:
         standing = 0.0 if s.cosine is None else min(s.stands, STANDS_OUT)
         s.score = standing + COVER_WEIGHT * s.covered

@@ -324,17 +324,14 @@ class VectorBook:
         """The reader's visible beliefs and lines nearest `query`, embedded as a question
         (`Embedder.embed_query`): of each tier, the `top` nearest across the scopes they see
         (None without an embedder)."""
-        embedder = self.embedder
         said = self._just_embedded.get(query)
-        vector = None
         if said is not None and said[0] in wall.visible_scopes(ctx):
-            vector = self._just_embedded.pop(query)[1]
-        elif embedder is not None and query.strip():
-            vector = await self.off_loop(lambda: embedder.embed_query([query]))
+            q: Matrix | None = self._just_embedded.pop(query)[1][0]
+        else:
+            q = await self.question(query)
         beliefs, lines = self.index, self.lines
-        if vector is None or beliefs is None or lines is None:
+        if q is None or beliefs is None or lines is None:
             return None
-        q = vector[0]
 
         def both() -> Similar:
             found = Similar(vector=q)

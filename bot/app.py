@@ -268,14 +268,12 @@ async def run_media_job(context: HearthContext) -> None:
     cannot give now is tried again at the next run, a few times at most."""
     hearth = context.hearth
     senses = hearth.senses
-    kinds = tuple(k for k, able in (("voice", senses.can_hear), ("photo", senses.can_see))
-                  if able)
-    for waiting in await hearth.memory.media.waiting(kinds, limit=MEDIA_PER_RUN):
+    for waiting in await hearth.memory.media.waiting(senses.kinds, limit=MEDIA_PER_RUN):
         try:
             data = bytes(await (await context.bot.get_file(waiting.file_id))
                          .download_as_bytearray())
-            line = await (senses.hear(data, "voice.ogg") if waiting.kind == "voice"
-                          else senses.see(data, "image/jpeg"))
+            line = await senses.take_in(waiting.kind, data, filename="voice.ogg",
+                                        mime="image/jpeg")
         except (TelegramError, ModelError) as exc:
             log.warning("a waiting %s could not be taken in: %s", waiting.kind,
                         type(exc).__name__)

@@ -294,14 +294,14 @@ async def media(update: Update, context: HearthContext) -> None:
     if context.group and kind == "photo" and not _is_reply_to_her(message, context.bot.id):
         return
     caption = (message.caption or "").strip()
-    able = hearth.senses.can_hear if kind == "voice" else hearth.senses.can_see
+    able = kind in hearth.senses.kinds
     fits = sent.file_size is None or sent.file_size <= MAX_DOCUMENT_BYTES
     if able and fits:
         try:
             async with keep_typing(context.bot, message.chat_id, hearth.typing_interval):
                 data = bytes(await (await sent.get_file()).download_as_bytearray())
-                line = await (hearth.senses.hear(data, name) if kind == "voice"
-                              else hearth.senses.see(data, mime, caption))
+                line = await hearth.senses.take_in(kind, data, filename=name, mime=mime,
+                                                   caption=caption)
         except (TelegramError, ModelError) as exc:
             log.warning("a %s could not be taken in now: %s", kind, type(exc).__name__)
         else:

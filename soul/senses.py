@@ -45,6 +45,19 @@ class Senses:
     def can_see(self) -> bool:
         return self._vision is not None
 
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The kinds of media she can take in on this setup ("voice", "photo")."""
+        return tuple(k for k, able in (("voice", self.can_hear), ("photo", self.can_see))
+                     if able)
+
+    async def take_in(self, kind: str, data: bytes, *, filename: str, mime: str,
+                      caption: str = "") -> str:
+        """A voice note (`hear`) or a photo (`see`) as the member's line."""
+        if kind == "voice":
+            return await self.hear(data, filename)
+        return await self.see(data, mime, caption)
+
     async def hear(self, audio: bytes, filename: str) -> str:
         """A voice note as a member's line: its words, marked as transcribed."""
         if self._model is None or self._audio is None:

@@ -63,6 +63,10 @@ class ExportBook:
             passages = await read.usable(await read.select(
                 "chunks", "scope = ?", (scope,), order="document_id, seq"))
         given = await self._grants.list(person.person_id, viewer_id=person.person_id)
+        by_document: dict[int, list[dict[str, Any]]] = {}
+        for c in passages:
+            by_document.setdefault(int(c["document_id"]), []).append(
+                {"page": c["page"], "section": c["section"], "text": str(c["text"])})
         return {
             "person": person.model_dump(mode="json"),
             "exported_at": now.isoformat(),
@@ -79,8 +83,7 @@ class ExportBook:
                 {"ref": str(d["ref"]), "title": str(d["title"]), "format": str(d["format"]),
                  "sensitivity": str(d["sensitivity"]), "pages": d["pages"],
                  "added_at": str(d["created_at"]),
-                 "passages": [{"page": c["page"], "section": c["section"], "text": str(c["text"])}
-                              for c in passages if c["document_id"] == d["document_id"]]}
+                 "passages": by_document.get(int(d["document_id"]), [])}
                 for d in documents
             ],
             "reads_of_my_facts": [

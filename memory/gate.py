@@ -25,7 +25,7 @@ import functools
 import itertools
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -386,14 +386,17 @@ class Read:
             (*rule.params, *params, limit),
         )
 
-    async def usable(self, rows: Sequence[Row]) -> list[Row]:
+    async def usable(self, rows: Sequence[Row], *, unread: Collection[int] = ()) -> list[Row]:
         """The rows (already behind the wall) the purpose lens lets this work use, in order;
-        the rest are counted as held back."""
+        the rest are counted as held back. Members' lines among `unread` (ids of lines whose
+        meaning is not yet read, `VectorBook.unfiled`) are judged as the most private class:
+        a line of unknown class is used only where a credential could be."""
         grants = await self.grants()
         allowed = [
             r for r in rows
-            if may_use(self.ctx, str(r["scope"]), Sensitivity(r["sensitivity"]), grants,
-                       self.now)
+            if may_use(self.ctx, str(r["scope"]),
+                       Sensitivity.CREDENTIALS if unread and int(r["turn_id"]) in unread
+                       else Sensitivity(r["sensitivity"]), grants, self.now)
         ]
         self.suppressed += len(rows) - len(allowed)
         return allowed

@@ -16,12 +16,13 @@ from memory.classifier import classify
 from memory.errors import InvalidRequest
 from memory.gate import Census, Gate
 from memory.inbox import Delivery, finish_update, queue_reply
-from memory.models import AccessContext, Role, Sensitivity, Turn, check_scope
+from memory.models import AccessContext, Activity, Role, Sensitivity, Turn, check_scope
 from memory.secrets import mask_secrets
 from memory.store import Row, Store
 from memory.vectors import LINES, VectorBook
 
 MAX_TURN_CHARS = 16_000
+_CONVERSATION = frozenset((Activity.DM_CONVERSATION, Activity.GROUP_CONVERSATION))
 
 
 def line_text(text: str) -> str:
@@ -85,8 +86,11 @@ class TranscriptBook:
         scope: str,
         text: str,
         source_update: int | None,
+        file_later: bool = False,
     ) -> tuple[int, bool]:
-        """As `append`, and whether the line is new (False: its update was replayed)."""
+        """As `append`, and whether the line is new (False: its update was replayed). A
+        member's line is embedded before this returns, or with `file_later` (a turn, which
+        answers first) once the chats are quiet (`VectorBook.file_later`)."""
         check_scope(scope)
         masked = line_text(text)
         async with self._store.transaction() as tx:
@@ -102,7 +106,9 @@ class TranscriptBook:
                 (chat_id, speaker_id, role.value, scope, classify(masked).value, masked,
                  self._now().isoformat(), source_update),
             )
-        if role == Role.USER:  # a member's words are recallable the moment they are said
+        if role == Role.USER and file_later:
+            self._vectors.file_later([(turn_id, scope, masked)])
+        elif role == Role.USER:  # a member's words are recallable the moment they are said
             await self._vectors.store([(turn_id, scope, masked)], LINES)
         return turn_id, True
 
@@ -161,9 +167,12 @@ class TranscriptBook:
         if scope is not None:
             where.append("scope = ?")
             params.append(scope)
+        # A chat's own conversation reads the lines just said there as they were classed when
+        # said; any other work reads a line whose meaning is not yet read as the most private.
+        unread = (frozenset() if ctx.activity in _CONVERSATION else self._vectors.unfiled)
         async with self._gate.read(ctx, "transcript", chat_id or "") as read:
             rows = await read.select("turns", " AND ".join(where), params,
                                      order="turn_id DESC", limit=max(0, limit))
-            turns = [turn_from_row(r) for r in reversed(await read.usable(rows))]
+            turns = [turn_from_row(r) for r in reversed(await read.usable(rows, unread=unread))]
             read.returned([t.turn_id for t in turns], [t.scope for t in turns])
         return turns

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ from threadpoolctl import threadpool_limits
 
 from memory import wall
 from memory.embedder import Embedder
+from memory.errors import StoreBusy
 from memory.gate import Census, Lane
 from memory.models import REDACTED, AccessContext
 from memory.sensing import Senser, less_private_than, senser_for
@@ -37,6 +40,13 @@ log = logging.getLogger("hearth.vectors")
 Matrix = npt.NDArray[np.float32]
 BLOCK = 500
 JUST_EMBEDDED = 4  # lines whose vectors wait for the recall that answers them
+# A member's line said in a turn is filed (embedded, its meaning read, marked as saying an older
+# line again) after the reply, when memory's CPU has had no question to embed for FILE_QUIET_S:
+# a household talking at once is answered first and its lines filed in the pauses between, each
+# line at most FILE_WITHIN_S after it was said, however busy the chats are.
+FILE_QUIET_S = 0.5
+FILE_WITHIN_S = 30.0
+_FILE_RETRY_S = 5.0  # after the database refused to file a line (locked, disk full)
 # A row this alike (cosine) to an older one of the same scope and voice says the same thing
 # again: it is marked as replacing it (`VectorBook._mark_replaced`), per embedder, (lines,
 # beliefs). Measured on bench/households, the changed facts' old and new words against every
@@ -54,6 +64,21 @@ REPLACED_MOST = 3  # older rows one new row marks, the most alike first
 SAME_THING = {"multilingual-e5-small-q4": 0.99, "all-MiniLM-L6-v2": 0.93}
 SAME_THING_UNMEASURED = 0.93
 SAME_TEXT = 0.999  # a text's cosine to itself, give or take rounding (bfloat16's too)
+
+
+async def _alive(tx: Tx, tier: Tier, items: Sequence[tuple[int, str, str]]) -> set[int]:
+    """Which of these rows (id, scope, text) are still stored with their words, each read
+    through its own scope's lane."""
+    by_scope: dict[str, list[int]] = {}
+    for row_id, scope, _ in items:
+        by_scope.setdefault(scope, []).append(row_id)
+    alive: set[int] = set()
+    for scope, ids in by_scope.items():
+        rows = await Lane(tx, scope).select(
+            tier.table, f"{tier.rows} AND {tier.words} AND {tier.key} IN"
+            f" ({', '.join('?' for _ in ids)})", ids, columns=f"{tier.key} AS id")
+        alive.update(int(r["id"]) for r in rows)
+    return alive
 
 
 def _one_blas_thread() -> None:
@@ -297,8 +322,19 @@ class VectorBook:
         # reader who may see the line takes its vector: no one learns, by how soon their
         # recall answers, what someone else just said.
         self._just_embedded: dict[str, tuple[str, Matrix]] = {}
+        # Members' lines waiting to be filed (`file_later`), oldest first, with when each was
+        # said (monotonic seconds); when memory last embedded a question; the task filing them.
+        self._waiting: deque[tuple[float, tuple[int, str, str]]] = deque()
+        self._asked_at = 0.0
+        self._filing = asyncio.Lock()
+        self._filer: asyncio.Task[None] | None = None
+        # A question's vector, kept briefly for a symmetric embedder: the line that asked it,
+        # filed after the reply, takes it instead of being embedded again.
+        self._asked: dict[str, Matrix] = {}
 
     def close(self) -> None:
+        if self._filer is not None:
+            self._filer.cancel()  # what waits is filed by the next `load` (it has no vector)
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     def _index(self, tier: Tier) -> VectorIndex | None:
@@ -347,9 +383,69 @@ class VectorBook:
         embedder = self.embedder
         if embedder is None or not query.strip():
             return None
+        self._asked_at = time.monotonic()
         vectors: Matrix = await self.off_loop(lambda: embedder.embed_query([query]))
+        self._asked_at = time.monotonic()
         first: Matrix = vectors[0]
+        if embedder.symmetric and self._waiting:
+            self._asked[query] = first
+            while len(self._asked) > JUST_EMBEDDED:
+                del self._asked[next(iter(self._asked))]
         return first
+
+    # --- filing members' lines after the reply ---------------------------------------------
+
+    def file_later(self, items: Sequence[tuple[int, str, str]]) -> None:
+        """Keep these members' lines (id, scope, text), just stored, to be filed as `store`
+        would, once memory's CPU is quiet (`FILE_QUIET_S`) or at the latest `FILE_WITHIN_S`
+        after: the turn that stored them answers without waiting for their embedding. Until a
+        line is filed its meaning is unread (`unfiled`)."""
+        if self.embedder is None or self.lines is None or not items:
+            return
+        said = time.monotonic()
+        self._asked_at = said
+        self._waiting.extend((said, item) for item in items)
+        if self._filer is None or self._filer.done():
+            self._filer = asyncio.get_running_loop().create_task(self._file_when_quiet())
+
+    @property
+    def unfiled(self) -> frozenset[int]:
+        """Ids of members' lines stored but not yet filed: their meaning is not yet read."""
+        return frozenset(item[0] for _, item in self._waiting)
+
+    async def file_waiting(self) -> None:
+        """File every line waiting now (the tick's work and the proactive pass read what was
+        said as filed, never before its meaning is read)."""
+        while self._waiting:
+            await self._file_one()
+
+    async def _file_when_quiet(self) -> None:
+        try:
+            while self._waiting:
+                now = time.monotonic()
+                due = min(self._asked_at + FILE_QUIET_S, self._waiting[0][0] + FILE_WITHIN_S)
+                if now < due:
+                    await asyncio.sleep(due - now)
+                    continue
+                try:
+                    await self._file_one()
+                except StoreBusy as exc:
+                    log.warning("a line could not be filed just now (%s); trying again in %.0f s",
+                                exc, _FILE_RETRY_S)
+                    await asyncio.sleep(_FILE_RETRY_S)
+        except Exception:  # the lines stay unfiled and are filed at the next open
+            log.exception("filing members' lines failed")
+
+    async def _file_one(self) -> None:
+        """File the oldest waiting line; it leaves the queue only once it is stored."""
+        async with self._filing:
+            if not self._waiting:
+                return
+            _, item = self._waiting[0]
+            given = self._asked.pop(item[2], None)
+            await self.store([item], LINES, given=None if given is None else given[None, :])
+            if self._waiting and self._waiting[0][1] is item:
+                self._waiting.popleft()
 
     async def nearest_passages(self, ctx: AccessContext, vector: Matrix, top: int,
                                among: Sequence[int] = ()) -> tuple[dict[int, float], Spread]:
@@ -422,6 +518,11 @@ class VectorBook:
         (a sync) empties the caches only when something was gone."""
         gone = 0
         self._just_embedded.clear()
+        self._asked.clear()
+        if self._waiting:  # a forgotten line's words leave the queue too
+            async with self._filing, self._store.transaction() as tx:
+                alive = await _alive(tx, LINES, [item for _, item in self._waiting])
+            self._waiting = deque(w for w in self._waiting if w[1][0] in alive)
         for tier in TIERS:
             index = self._index(tier)
             if index is None:
@@ -444,7 +545,9 @@ class VectorBook:
         """Take in beliefs and lines another process wrote (`hearth tick`, `hearth remember`
         or `hearth chat` while the bot runs): their vectors join this process's matrices, so
         semantic recall finds them. Reads only ids until it finds rows the matrices lack.
-        What another process forgot meanwhile leaves this one's memory too (`prune`)."""
+        What another process forgot meanwhile leaves this one's memory too (`prune`). Lines
+        this process has yet to file are filed first."""
+        await self.file_waiting()
         forgets = await self._forgets()
         await self.prune(forgot=forgets != self._forgets_seen)
         self._forgets_seen = forgets
@@ -540,10 +643,12 @@ class VectorBook:
                 log.log(level, "%s %d/%d %s for %s", "re-embedding" if switched else "embedding",
                         done, total, tier.noun, self.embedder.name)
 
-    async def store(self, items: Sequence[tuple[int, str, str]], tier: Tier = BELIEFS) -> None:
+    async def store(self, items: Sequence[tuple[int, str, str]], tier: Tier = BELIEFS, *,
+                    given: Matrix | None = None) -> None:
         """Embed and keep (id, scope, text) for beliefs (or lines) just written, and add them
-        to their scope's matrix. A row forgotten meanwhile is skipped."""
-        kept = await self._keep(items, tier)
+        to their scope's matrix (`given`: their vectors, already made by a symmetric
+        embedder). A row forgotten meanwhile is skipped."""
+        kept = await self._keep(items, tier, given)
         await self._mark_replaced(items, kept, tier)
         symmetric = self.embedder is not None and self.embedder.symmetric
         if symmetric and tier is LINES and len(items) == 1 and items[0][0] in kept:
@@ -617,26 +722,22 @@ class VectorBook:
                 (sensed.sensitivity.value, sensed.why, row_id, *(m.value for m in milder)),
             )
 
-    async def _keep(self, items: Sequence[tuple[int, str, str]], tier: Tier) -> dict[int, Matrix]:
-        """Embed these rows, store their vectors under this embedder's model (replacing any
-        other model's: a row has one vector) and add them to their scopes' matrices; the
-        vectors kept, by id. A row forgotten meanwhile is skipped."""
+    async def _keep(self, items: Sequence[tuple[int, str, str]], tier: Tier,
+                    given: Matrix | None = None) -> dict[int, Matrix]:
+        """Embed these rows (unless `given` their vectors), store their vectors under this
+        embedder's model (replacing any other model's: a row has one vector) and add them to
+        their scopes' matrices; the vectors kept, by id. A row forgotten meanwhile is
+        skipped."""
         index = self._index(tier)
         if self.embedder is None or index is None or not items:
             return {}
-        vectors = await self.embed([text for _, _, text in items])
+        vectors = given if given is not None else await self.embed([t for _, _, t in items])
         if vectors is None:
             return {}
         model, key = self.embedder.name, tier.key
         async with self._store.transaction() as tx:
-            alive = {
-                int(r["id"])
-                for r in await Census(tx).select(
-                    tier.table, f"{key} AS id",
-                    f"{tier.rows} AND {key} IN ({', '.join('?' for _ in items)})",
-                    [row_id for row_id, _, _ in items],
-                )
-            }
+            # Alive: still there and not forgotten (a forget may have ended while it embedded).
+            alive = await _alive(tx, tier, items)
             await tx.executemany(
                 f"INSERT OR REPLACE INTO {tier.vectors}({key}, model, vector) VALUES (?, ?, ?)",
                 [

@@ -261,6 +261,8 @@ class Lane:
         may use: health and finance only with the member's grant, credentials never."""
         group = reminder.scope == SHARED
         memory = self.memory
+        # What members said is read as filed (its meaning read), never as it stood unread.
+        await memory.vectors.file_waiting()
         names = {p.person_id: p.name for p in await memory.people.list()}
         recent = []
         summary = None

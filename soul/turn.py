@@ -83,7 +83,7 @@ async def respond(
     scope = chat_scope(group=group, member_id=speaker.person_id)
     user_turn, fresh = await memory.transcript.receive(
         chat_id=chat_id, speaker_id=speaker.person_id, role=Role.USER, scope=scope, text=text,
-        source_update=delivery.update_id if delivery is not None else None,
+        source_update=delivery.update_id if delivery is not None else None, file_later=True,
     )
     intent = Intent(speaker=speaker, chat_id=chat_id, group=group, text=text, now=now,
                     turn_id=user_turn)

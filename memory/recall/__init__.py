@@ -200,7 +200,7 @@ class RecallBook:
             if tier == "beliefs":
                 found.extend(await cand.beliefs(read, ids, when, now, asked.period))
             else:
-                found.extend(await cand.lines(read, ids, when))
+                found.extend(await cand.lines(read, ids, when, self._vectors.unfiled))
 
         for tier, keyword in keywords.items():
             weights[tier] = [cand.idf(keyword.documents, df) for df in keyword.frequencies]
@@ -213,7 +213,7 @@ class RecallBook:
         vocabulary = cand.vocabulary(asked, [k.frequencies for k in keywords.values()], found)
         ranked = cand.fuse(found, now)
         if lines and asked.terms:
-            replies = await cand.with_replies(read, ranked, when)
+            replies = await cand.with_replies(read, ranked, when, self._vectors.unfiled)
             if replies:
                 self._measure(replies, asked, similar, weights)
                 ranked = sorted([*ranked, *replies], key=lambda c: (-c.fused, c.key))

@@ -23,7 +23,7 @@ count anything outside the reader's visible scopes, or decide what is told (the 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -214,8 +214,10 @@ async def beliefs(read: Read, ids: list[int], when: str, now: datetime,
     return out
 
 
-async def lines(read: Read, ids: list[int], when: str) -> list[Candidate]:
-    """The visible, usable members' lines among `ids`, said by `when` and not forgotten."""
+async def lines(read: Read, ids: list[int], when: str,
+                unfiled: Collection[int] = ()) -> list[Candidate]:
+    """The visible, usable members' lines among `ids`, said by `when` and not forgotten (those
+    among `unfiled`, whose meaning is not yet read, as if they held a credential)."""
     if not ids:
         return []
     marks = ", ".join("?" for _ in ids)
@@ -226,7 +228,7 @@ async def lines(read: Read, ids: list[int], when: str) -> list[Candidate]:
         Candidate(key=("turns", int(r["turn_id"])), text=str(r["text"]), scope=str(r["scope"]),
                   at=str(r["at"]), row=r,
                   speaker=None if r["speaker_id"] is None else str(r["speaker_id"]))
-        for r in await read.usable(rows)
+        for r in await read.usable(rows, unread=unfiled)
         if not asks_only(str(r["text"]))  # a question is not evidence of anything
     ]
 
@@ -299,7 +301,8 @@ def fuse(found: list[Candidate], now: datetime) -> list[Candidate]:
     return ranked
 
 
-async def with_replies(read: Read, ranked: list[Candidate], when: str) -> list[Candidate]:
+async def with_replies(read: Read, ranked: list[Candidate], when: str,
+                       unfiled: Collection[int] = ()) -> list[Candidate]:
     """The reply to each of the ranking's first REPLY_PARENTS lines: the next line of another
     member in that chat within REPLY_WINDOW, at the line's score (or its own, when more). What
     a member asked or told is often answered in the next line, in words of its own. Lines held
@@ -312,6 +315,8 @@ async def with_replies(read: Read, ranked: list[Candidate], when: str) -> list[C
     for parent in parents:
         r = _next_other(after.get(parent.key[1], ()), parent.at, parent.speaker)
         if r is None or str(r["at"]) > when or asks_only(str(r["text"])):
+            continue
+        if int(r["turn_id"]) in unfiled and not await read.usable([r], unread=unfiled):
             continue
         turn_id = int(r["turn_id"])
         reply = have.get(turn_id) or new.get(turn_id)

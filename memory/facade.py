@@ -81,6 +81,8 @@ class Memory:
         self._anchor = LedgerAnchor(store.path, secret)
         now = self._now
         gate = Gate(store, secret, self._anchor, now)
+        # Reads for one reader made inside `memory.together(ctx)` share one transaction.
+        self.together = gate.together
         self.people = PeopleBook(store, lambda: now().isoformat())
         self.state = StateBook(store, lambda: now().isoformat())
         self.household = HouseholdBook(store, self.people, now)

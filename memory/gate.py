@@ -27,6 +27,7 @@ import json
 import re
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -519,6 +520,20 @@ class Census:
         return None if not rows else rows[0]["value"]
 
 
+@dataclass
+class _Together:
+    """The transaction `Gate.together` holds, whom its reads are for, and their receipts."""
+
+    gate: Gate
+    ctx: AccessContext
+    tx: Tx
+    seqs: list[int] = field(default_factory=list)
+
+
+# The `together` block the running task is inside, if any (a task it starts is not inside it).
+_TOGETHER: ContextVar[_Together | None] = ContextVar("hearth_gate_together", default=None)
+
+
 class Gate:
     """Opens receipted reads over one store."""
 
@@ -530,30 +545,63 @@ class Gate:
         self._now = now
 
     @asynccontextmanager
+    async def together(self, ctx: AccessContext) -> AsyncIterator[None]:
+        """The reads for `ctx` this task makes inside the block share one transaction: each
+        is walled, lensed and receipted as on its own, and all of them commit (or none) when
+        the block ends. A turn reads what it needs at one trip to the database instead of
+        queueing once per read behind every other member's turn. Only reads may be made
+        inside it: any other transaction would wait on the one the block holds."""
+        if _TOGETHER.get() is not None:
+            raise RuntimeError("reads already share a transaction here")
+        async with self._store.transaction() as tx:
+            shared = _Together(self, ctx, tx)
+            token = _TOGETHER.set(shared)
+            try:
+                yield
+            finally:
+                _TOGETHER.reset(token)
+        if shared.seqs:
+            self._anchor.committed(shared.seqs[-1])
+
+    @asynccontextmanager
     async def read(self, ctx: AccessContext, method: str, query: str = "") -> AsyncIterator[Read]:
         """A read for `ctx`; its receipt commits with it when the block ends (a read that
-        raises writes nothing and returns nothing)."""
+        raises writes nothing and returns nothing). Inside `together`, in its transaction."""
         now = self._now().isoformat()
+        shared = _TOGETHER.get()
+        if shared is not None and shared.gate is self:
+            if shared.ctx != ctx:
+                raise RuntimeError("reads that share a transaction are for one reader")
+            read = Read(shared.tx, ctx, now)
+            yield read
+            shared.seqs.append(await self._receipts(shared.tx, read, method, query, now))
+            return
         async with self._store.transaction() as tx:
             read = Read(tx, ctx, now)
             yield read
-            receipts = [(method, read.ids, read.scopes, read.suppressed)]
-            receipts += [(other, ids, scopes, 0)
-                         for other, (ids, scopes) in read.others.items() if ids]
-            for named, ids, scopes, suppressed in receipts:
-                seq = await write_receipt(
-                    tx,
-                    secret=self._secret,
-                    ctx=ctx,
-                    method=named,
-                    query=query,
-                    returned_ids=ids,
-                    scopes=scopes,
-                    suppressed=suppressed,
-                    now=now,
-                    anchor=self._anchor,
-                )
+            seq = await self._receipts(tx, read, method, query, now)
         self._anchor.committed(seq)
+
+    async def _receipts(self, tx: Tx, read: Read, method: str, query: str, now: str) -> int:
+        """A read's receipts, in its transaction: one for what it returned, one for each other
+        kind of row it named; the last one's sequence number."""
+        receipts = [(method, read.ids, read.scopes, read.suppressed)]
+        receipts += [(other, ids, scopes, 0)
+                     for other, (ids, scopes) in read.others.items() if ids]
+        for named, ids, scopes, suppressed in receipts:
+            seq = await write_receipt(
+                tx,
+                secret=self._secret,
+                ctx=read.ctx,
+                method=named,
+                query=query,
+                returned_ids=ids,
+                scopes=scopes,
+                suppressed=suppressed,
+                now=now,
+                anchor=self._anchor,
+            )
+        return seq
 
 
 __all__ = ["CONTENT_COLUMNS", "CONTENT_TABLES", "Census", "Gate", "Lane", "Read"]

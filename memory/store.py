@@ -102,6 +102,7 @@ class Store:
         self.path = path
         self._conn = conn
         self._lock = asyncio.Lock()
+        self._holder: asyncio.Task[Any] | None = None  # the task inside `transaction`
         self.lock_wait = LOCK_WAIT_SECONDS if lock_wait is None else lock_wait
         self._locked_since: float | None = None
         # The migrations this open applied: work that may follow only its own migration (the
@@ -189,7 +190,11 @@ class Store:
 
         Waits for another program's lock up to `lock_wait` seconds; raises StoreBusy, with
         nothing written, when the lock outlasts that or the disk refuses the write."""
-        async with self._lock:
+        task = asyncio.current_task()
+        if task is not None and self._holder is task:
+            # The lock is this task's own: waiting on it would wait forever.
+            raise RuntimeError("a transaction was opened inside another on the same task")
+        async with self._locked(task):
             try:
                 await self._begin()
             except asyncio.CancelledError:
@@ -221,6 +226,16 @@ class Store:
                     if is_transient(exc):
                         raise StoreBusy(f"the database could not commit just now: {exc}") from exc
                     raise StoreError(f"the database could not commit: {exc}") from exc
+
+    @asynccontextmanager
+    async def _locked(self, task: asyncio.Task[Any] | None) -> AsyncIterator[None]:
+        """The one lock, held by `task` (see `transaction`)."""
+        async with self._lock:
+            self._holder = task
+            try:
+                yield
+            finally:
+                self._holder = None
 
     async def _begin(self) -> None:
         """BEGIN IMMEDIATE, retried with backoff while another program holds the lock. One

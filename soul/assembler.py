@@ -14,6 +14,7 @@ or drop the constitution, the persona, the partner model or the honesty rule.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import Sequence
@@ -215,8 +216,27 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
     people = await memory.people.list()
     names = {p.person_id: p.name for p in people}
     # Both tiers of her memory, judged: what answers is told as remembered, what is related
-    # is shown apart to a model able to hold the difference, never to a small one.
-    found = [m for m in await memory.recall.recollect(ctx, intent.text, limit=RECALL_LIMIT)
+    # is shown apart to a model able to hold the difference, never to a small one. While the
+    # question's meaning embeds, the rest of what the reply reads is read, at one trip.
+    recalling = asyncio.ensure_future(
+        memory.recall.recollect(ctx, intent.text, limit=RECALL_LIMIT))
+    try:
+        async with memory.together(ctx):
+            partner = await memory.beliefs.about(ctx, intent.speaker.person_id,
+                                                 limit=PARTNER_LIMIT)
+            summary = await memory.summaries.get(ctx, intent.chat_id)
+            snapshot = await memory.snapshots.get(ctx, intent.chat_id)  # made on the tick
+            goals = await memory.goals.open(ctx)
+            recent = [
+                t for t in await memory.transcript.lines(ctx, chat_id=intent.chat_id,
+                                                         limit=RECENT_TURNS + 1)
+                if t.turn_id != intent.turn_id
+            ][-RECENT_TURNS:]
+        recalled = await recalling
+    finally:  # a failed read leaves no recall running behind it
+        if not recalling.done():
+            recalling.cancel()
+    found = [m for m in recalled
              if not (isinstance(m, Quoted) and m.turn.turn_id == intent.turn_id)]
     # The shelf's passages: those its signals tell, or, for the model to judge with the
     # memories, the best few whether told or not.
@@ -231,15 +251,6 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
     memories = [m for m in found if m.verdict is Verdict.ANSWERS]
     related = ([m for m in found if m.verdict is Verdict.RELATED]
                if soul.profile == FULL else [])
-    partner = await memory.beliefs.about(ctx, intent.speaker.person_id, limit=PARTNER_LIMIT)
-    summary = await memory.summaries.get(ctx, intent.chat_id)
-    snapshot = await memory.snapshots.get(ctx, intent.chat_id)  # made on the tick: one read
-    goals = await memory.goals.open(ctx)
-    recent = [
-        t for t in await memory.transcript.lines(ctx, chat_id=intent.chat_id,
-                limit=RECENT_TURNS + 1)
-        if t.turn_id != intent.turn_id
-    ][-RECENT_TURNS:]
     present = tuple(sorted(names.values())) if intent.group else (intent.speaker.name,)
     return Gathered(
         intent=intent,

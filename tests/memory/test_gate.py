@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from memory import private_scope
+from memory import AccessContext, private_scope
 from memory.gate import Census, Lane
 from tests.helpers import Household
 
@@ -36,3 +38,52 @@ async def test_a_lane_sees_its_own_scope_and_nothing_of_anyone_elses(home: House
         assert str(evidence[0]["source"]).startswith(f"statement:{home.bob.person_id}")
         with pytest.raises(ValueError, match="not a content table"):
             await bobs.select("people")
+
+
+async def test_reads_made_together_are_each_receipted_and_the_chain_still_verifies(
+    home: Household,
+) -> None:
+    m = home.memory
+    await m.beliefs.remember(home.bob.person_id, "Bob keeps a diary under the mattress")
+    ctx = home.dm(home.bob)
+    async with m.together(ctx):
+        about = await m.beliefs.about(ctx, home.bob.person_id)
+        await m.goals.open(ctx)
+        await m.transcript.lines(ctx)
+    assert [b.proposition for b in about] == ["Bob keeps a diary under the mattress"]
+    audit = AccessContext.for_audit(home.owner.person_id, "audit")
+    receipts = await m.ledger.audit(audit)
+    assert [r.method for r in receipts][-3:] == ["about", "goals", "transcript"]
+    assert list(receipts[-3].returned_ids) == [about[0].belief_id]
+    checked, broken = await m.ledger.verify()
+    assert broken is None and checked >= 3
+
+
+async def test_a_read_that_fails_inside_a_shared_read_leaves_no_receipt_of_the_others(
+    home: Household,
+) -> None:
+    m = home.memory
+    ctx = home.dm(home.bob)
+    audit = AccessContext.for_audit(home.owner.person_id, "audit")
+    before = len(await m.ledger.audit(audit))
+
+    async def bob_then_alice() -> None:
+        async with m.together(ctx):
+            await m.goals.open(ctx)
+            await m.goals.open(home.dm(home.alice))  # Alice's read may not ride on Bob's
+
+    with pytest.raises(RuntimeError, match="for one reader"):
+        await bob_then_alice()
+    methods = [r.method for r in await m.ledger.audit(audit)]
+    assert len(methods) == before + 1 and methods[-1] == "receipts"  # only the audit's own
+
+
+async def test_a_transaction_opened_inside_another_on_the_same_task_fails_instead_of_hanging(
+    home: Household,
+) -> None:
+    m = home.memory
+    async with m.together(home.dm(home.bob)):
+        with pytest.raises(RuntimeError, match="inside another"):
+            async with asyncio.timeout(5):  # the same task: it would wait on itself
+                await m.people.list()
+    assert len(await m.people.list()) == 3  # the store is free again

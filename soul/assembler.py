@@ -332,19 +332,23 @@ def _unprinted(beliefs: Sequence[Belief], printed: Sequence[Belief]) -> list[Bel
     return out
 
 
+# Token counts add up across whitespace: the counter's tokenizer splits text at whitespace
+# before it cuts words into pieces, so no token spans two words. A text joined from parts with
+# whitespace costs the sum of its parts, each counted once and remembered (`count_tokens`).
+
+
 def _clip(text: str, budget: int) -> str:
     """Cut text to the budget at a word boundary (for prose surfaces that may shrink)."""
     if count_tokens(text) <= budget:
         return text
-    words = text.split()
-    low, high = 0, len(words)
-    while low < high:  # the longest prefix of words that fits, with room for the ellipsis
-        mid = (low + high + 1) // 2
-        if count_tokens(" ".join(words[:mid]) + " …") <= budget:
-            low = mid
-        else:
-            high = mid - 1
-    return " ".join(words[:low]) + " …" if low else ""
+    room = budget - count_tokens("…")
+    kept, spent = 0, 0
+    for word in text.split():  # the longest prefix of words that fits, with the ellipsis
+        spent += count_tokens(word)
+        if spent > room:
+            break
+        kept += 1
+    return " ".join(text.split()[:kept]) + " …" if kept else ""
 
 
 @dataclass
@@ -367,8 +371,18 @@ class _Surface:
         loop asks every surface after each drop."""
         key = (self.header, self.placeholder, tuple(self.items))
         if self._counted is None or self._counted[0] != key:
-            self._counted = (key, count_tokens(self.render()))
+            self._counted = (key, self._count())
         return self._counted[1]
+
+    def _count(self) -> int:
+        """The rendered surface's tokens: its frame's and each item's, summed, when the items
+        stand between whitespace (they are joined by newlines); otherwise the whole render."""
+        before, found, after = self.header.partition("{items}")
+        if (not found or self.items in ([], [""]) or (before and not before[-1].isspace())
+                or (after and not after[0].isspace()) or "{items}" in after):
+            return count_tokens(self.render())
+        return (count_tokens(before) + count_tokens(after)
+                + sum(count_tokens(item) for item in self.items))
 
     def drop_last(self) -> None:
         """Drop the lowest-ranked item (and its belief id, for memories)."""

@@ -168,6 +168,29 @@ class EmulatorClient:
         result = await self._client_call("/sendMessage", message)
         return int(result["message_id"])
 
+    async def send_text_timed(self, user: TgUser, chat: TgChat, text: str) -> float:
+        """As `send_text`; returns when the emulator queued the message, in milliseconds on
+        its own clock (what `wait_bot_times` measures against)."""
+        result = await self._client_call("/sendMessage", self._message(user, chat, text=text))
+        return float(result["queued_ms"])
+
+    async def wait_bot_times(self, chat_id: int, count: int, timeout: float) -> list[float]:  # noqa: ASYNC109 - a deadline for the bench, sent to the emulator
+        """Wait, on the emulator's side, until the bot has sent `count` messages into `chat_id`
+        in all; when each arrived there (milliseconds on its clock). Raises TimeoutError after
+        `timeout` s. Nothing is polled: one request waits for the bot."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            # Each wait stays within the HTTP client's own timeout (10 s).
+            result = await self._client_call(
+                "/waitBotMessages", {"token": self.token, "chatId": chat_id, "count": count,
+                                     "timeout": max(0.0, min(left, 8.0))})
+            if int(result["count"]) >= count:
+                return [float(t) for t in result["received_ms"]]
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"chat {chat_id}: waited {timeout} s for {count} bot"
+                                   f" message(s), got {result['count']}")
+
     async def send_command(self, user: TgUser, chat: TgChat, text: str) -> int:
         """`user` sends a command (`"/start abc"`, `"/start@hearth_test_bot"`) with its
         `bot_command` entity; returns the message id."""

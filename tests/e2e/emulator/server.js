@@ -119,6 +119,7 @@ const extra = {
   files: new Map(), // file_id -> {file_id, file_unique_id, file_name, mime_type, content, sent: [{token, chat_id, message_id, caption}]}
   settings: new Map(), // `${token} ${method}` -> params
   waiters: new Set(), // long-polling getUpdates waiting for a user update
+  botWaiters: new Set(), // client calls to /waitBotMessages waiting for the bot to send
 };
 
 let fileCounter = 1;
@@ -155,6 +156,11 @@ function rememberChat(chat) {
 
 function wakeWaiters() {
   for (const wake of [...extra.waiters]) wake();
+}
+
+// Milliseconds on this process's clock, finer than Date.now (benchmarks time turns with it).
+function nowMs() {
+  return performance.timeOrigin + performance.now();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -304,6 +310,8 @@ function storeBotMessage(server, token, method, params, fields) {
   if (markup) result.reply_markup = markup;
   entry.method = method;
   entry.result = result;
+  entry.receivedMs = nowMs();
+  for (const wake of [...extra.botWaiters]) wake();
   return result;
 }
 
@@ -748,7 +756,7 @@ function clientRoutes(app, server) {
 
   handle('/sendMessage', async (body) => {
     const message = userMessage(body);
-    const ids = { update_id: server.updateId, message_id: server.messageId };
+    const ids = { update_id: server.updateId, message_id: server.messageId, queued_ms: nowMs() };
     await server.addUserMessage(message);
     wakeWaiters();
     return ids;
@@ -849,6 +857,27 @@ function clientRoutes(app, server) {
     return extra.chatActions.filter((a) => a.token === token && sameChat(body, a.chat_id));
   });
   handle('/getMyCommands', async (body) => getMyCommands(server, tokenOf(body), body));
+  // Wait (up to `timeout` s) until the bot has sent `count` messages into `chatId` in all;
+  // answers how many it has and when each arrived here, so a benchmark times turns on this
+  // clock instead of polling the whole history.
+  handle('/waitBotMessages', async (body) => {
+    const token = tokenOf(body);
+    const count = intParam(body.count, 1);
+    const deadline = Date.now() + Math.min(Math.max(Number(body.timeout) || 0, 0), 120) * 1000;
+    const sent = () => server.storage.botMessages.filter(
+      (m) => m.botToken === token && m.result && sameChat(body, m.message.chat_id));
+    for (;;) {
+      const found = sent();
+      if (found.length >= count || Date.now() >= deadline) {
+        return { count: found.length, received_ms: found.map((m) => m.receivedMs) };
+      }
+      await new Promise((resolve) => {
+        const wake = () => { extra.botWaiters.delete(wake); clearTimeout(timer); resolve(); };
+        const timer = setTimeout(wake, Math.max(deadline - Date.now(), 0));
+        extra.botWaiters.add(wake);
+      });
+    }
+  });
   handle('/getCallbackAnswers', async (body) => {
     const token = tokenOf(body);
     return extra.callbackAnswers.filter((a) => a.token === token);

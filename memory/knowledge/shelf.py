@@ -279,7 +279,7 @@ class Shelf:
         terms = query_terms(query, QUERY_TERMS)
         # The question's meaning is embedded before the read opens, as recall's is: a read
         # holds the database until it closes.
-        vector = await self._vectors.question(query) if terms else None
+        vector = await self._vectors.question(query, asker=ctx.actor) if terms else None
         async with self._gate.read(ctx, SEARCH_METHOD, query) as read:
             keyword = await read.keyword("chunks", [t.fts() for t in terms], TERM_CAP) \
                 if terms else None

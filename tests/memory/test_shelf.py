@@ -335,3 +335,35 @@ async def test_a_members_export_holds_their_own_documents_and_no_one_elses(
     assert any("1.5 bar" in p["text"] for p in mine["passages"])
     assert [d["title"] for d in alice["documents"]] == ["term-dates.pdf"]
     assert "boiler" not in str(alice).lower()
+
+
+class CountingEmbedder(HashEmbedder):
+    """Counts the questions it embeds."""
+
+    def __init__(self) -> None:
+        self.questions: list[str] = []
+
+    def embed_query(self, texts: list[str]) -> Vectors:
+        self.questions += texts
+        return self.embed(texts)
+
+
+async def test_one_line_asked_of_memory_and_the_shelf_is_embedded_once_for_its_asker(
+    tmp_path: Path,
+) -> None:
+    embedder = CountingEmbedder()
+    home = await make_household(tmp_path / "hearth.db", embedder=embedder)
+    m = home.memory
+    try:
+        await m.shelf.put(home.bob.person_id, "boiler.md", BOILER.encode())
+        await m.shelf.put(home.alice.person_id, "boiler.md", BOILER.encode())
+        question = "what does error code E119 on the boiler mean"
+        await m.recall.recollect(home.dm(home.bob), question, unrelated=True)
+        assert await m.shelf.search(home.dm(home.bob), question)
+        assert embedder.questions == [question]
+        # Alice asking the same words is embedded for her: no one is answered sooner for
+        # what someone else asked.
+        assert await m.shelf.search(home.dm(home.alice), question)
+        assert embedder.questions == [question, question]
+    finally:
+        await m.close()

@@ -129,7 +129,7 @@ def embedding_beside_python(embedder: Embedder, queries: int = 40) -> dict[str, 
         out = []
         for i in range(queries):
             start = time.perf_counter()
-            embedder.embed([QUERIES[i % len(QUERIES)]])
+            embedder.embed_query([QUERIES[i % len(QUERIES)]])
             out.append((time.perf_counter() - start) * 1000)
         return out
 

@@ -140,6 +140,7 @@ class Memory:
         return memory
 
     async def close(self) -> None:
+        await self.vectors.stop_filing()
         await self._anchor.flush()
         await self._store.close()
         self.vectors.close()

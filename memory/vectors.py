@@ -13,6 +13,7 @@ model's question against another model's rows.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import deque
@@ -418,6 +419,15 @@ class VectorBook:
         self._waiting.extend((said, item) for item in items)
         if self._filer is None or self._filer.done():
             self._filer = asyncio.get_running_loop().create_task(self._file_when_quiet())
+
+    async def stop_filing(self) -> None:
+        """Stop the filer before the store closes under it: a line it was filing is rolled
+        back whole, and what still waits has no vector, so the next `load` files it."""
+        filer, self._filer = self._filer, None
+        if filer is not None and not filer.done():
+            filer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await filer
 
     @property
     def unfiled(self) -> frozenset[int]:

@@ -441,30 +441,35 @@ class VectorBook:
             await self._file_one()
 
     async def _file_when_quiet(self) -> None:
-        try:
-            while self._waiting:
-                now = time.monotonic()
-                due = min(self._asked_at + FILE_QUIET_S, self._waiting[0][0] + FILE_WITHIN_S)
-                if now < due:
-                    await asyncio.sleep(due - now)
-                    continue
-                try:
-                    await self._file_one()
-                except StoreBusy as exc:
-                    log.warning("a line could not be filed just now (%s); trying again in %.0f s",
-                                exc, _FILE_RETRY_S)
-                    await asyncio.sleep(_FILE_RETRY_S)
-        except Exception:  # the lines stay unfiled and are filed at the next open
-            log.exception("filing members' lines failed")
+        while self._waiting:
+            now = time.monotonic()
+            due = min(self._asked_at + FILE_QUIET_S, self._waiting[0][0] + FILE_WITHIN_S)
+            if now < due:
+                await asyncio.sleep(due - now)
+                continue
+            try:
+                await self._file_one()
+            except StoreBusy as exc:
+                log.warning("a line could not be filed just now (%s); trying again in %.0f s",
+                            exc, _FILE_RETRY_S)
+                await asyncio.sleep(_FILE_RETRY_S)
 
     async def _file_one(self) -> None:
-        """File the oldest waiting line; it leaves the queue only once it is stored."""
+        """File the oldest waiting line; it leaves the queue once it is stored, or once it
+        failed for good (it has no vector then, and the next open's `load` tries again): one
+        line that cannot be filed never holds up the lines after it. A busy database
+        (StoreBusy) keeps it waiting."""
         async with self._filing:
             if not self._waiting:
                 return
             _, item = self._waiting[0]
             given = self._asked.pop(item[2], None)
-            await self.store([item], LINES, given=None if given is None else given[None, :])
+            try:
+                await self.store([item], LINES, given=None if given is None else given[None, :])
+            except StoreBusy:
+                raise
+            except Exception:
+                log.exception("a line could not be filed; the next start files it")
             if self._waiting and self._waiting[0][1] is item:
                 self._waiting.popleft()
 

@@ -23,7 +23,8 @@ from memory import (
     Sensitivity,
     private_scope,
 )
-from tests.helpers import Household, make_household
+from memory.embedder import Vectors
+from tests.helpers import HashEmbedder, Household, make_household
 
 
 def _text(recalled: Recalled | Quoted) -> str:
@@ -148,5 +149,31 @@ async def test_an_unfiled_line_is_recalled_in_its_members_chat_but_not_for_the_g
         assert line.sensitivity is Sensitivity.HEALTH  # read by its meaning once filed
         in_group = await m.recall.recollect(home.group(), question, unrelated=True)
         assert all("chlamydia" not in _text(r) for r in in_group)
+    finally:
+        await m.close()
+
+
+class ChokingEmbedder(HashEmbedder):
+    """Fails on one text, as an embedder might on something it cannot read."""
+
+    def embed(self, texts: list[str]) -> Vectors:
+        if any("choke" in t for t in texts):
+            raise ValueError("cannot embed this")
+        return super().embed(texts)
+
+
+async def test_a_line_that_cannot_be_filed_does_not_hold_up_the_lines_after_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    home = await make_household(tmp_path / "hearth.db", embedder=ChokingEmbedder())
+    m = home.memory
+    try:
+        bad = await said_in_a_turn(m, home.bob.person_id, "this line will choke the embedder")
+        good = await said_in_a_turn(m, home.bob.person_id, "The bins go out on Tuesday")
+        await m.vectors.file_waiting()
+        assert filed(tmp_path / "hearth.db") >= {good}
+        assert bad not in filed(tmp_path / "hearth.db")
+        assert m.vectors.unfiled == frozenset()
+        assert "could not be filed" in caplog.text
     finally:
         await m.close()

@@ -232,6 +232,9 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
                                                          limit=RECENT_TURNS + 1)
                 if t.turn_id != intent.turn_id
             ][-RECENT_TURNS:]
+        affect = await current_affect(memory, soul, affect_key(intent), intent.now)
+        persona_edits = tuple(await memory.state.approved_persona_edits())
+        introduced = intent.group or await memory.state.is_introduced(intent.speaker.person_id)
         recalled = await recalling
     finally:  # a failed read leaves no recall running behind it
         if not recalling.done():
@@ -264,9 +267,9 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
         snapshot=snapshot,
         goals=tuple(goals),
         recent=tuple(recent),
-        affect=await current_affect(memory, soul, affect_key(intent), intent.now),
-        persona_edits=tuple(await memory.state.approved_persona_edits()),
-        introduced=intent.group or await memory.state.is_introduced(intent.speaker.person_id),
+        affect=affect,
+        persona_edits=persona_edits,
+        introduced=introduced,
     )
 
 

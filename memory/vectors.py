@@ -29,7 +29,7 @@ from threadpoolctl import threadpool_limits
 
 from memory import wall
 from memory.embedder import Embedder
-from memory.errors import StoreBusy
+from memory.errors import InvalidRequest, StoreBusy
 from memory.gate import Census, Lane
 from memory.models import REDACTED, AccessContext
 from memory.sensing import Senser, less_private_than, senser_for
@@ -41,6 +41,9 @@ log = logging.getLogger("hearth.vectors")
 Matrix = npt.NDArray[np.float32]
 BLOCK = 500
 JUST_EMBEDDED = 4  # lines whose vectors wait for the recall that answers them
+# Questions whose vectors are kept for their asker (`VectorBook.question`): more than the turns
+# a household has under way at once, each of which asks its own.
+QUESTIONS_KEPT = 32
 # A member's line said in a turn is filed (embedded, its meaning read, marked as saying an older
 # line again) after the reply, when memory's CPU has had no question to embed for FILE_QUIET_S:
 # a household talking at once is answered first and its lines filed in the pauses between, each
@@ -333,7 +336,7 @@ class VectorBook:
         # filed after the reply, takes it instead of being embedded again.
         self._asked: dict[str, Matrix] = {}
         # The last few questions' vectors, by who asked them and their words (`question`).
-        self._questions: dict[tuple[str, str], Matrix] = {}
+        self._questions: dict[tuple[str, str], asyncio.Future[Matrix]] = {}
 
     def close(self) -> None:
         if self._filer is not None:
@@ -383,26 +386,51 @@ class VectorBook:
     async def question(self, query: str, *, asker: str | None = None) -> Matrix | None:
         """A question's vector (`Embedder.embed_query`), on memory's CPU thread; None without
         an embedder or words. The same words asked again by the same `asker` (recall, then
-        the shelf, answering one line) take the vector just made: only the asker's own, so
-        no one learns by how soon they are answered what someone else asked."""
+        the shelf, answering one line; or a turn that began embedding them early, `foresee`)
+        take the vector made or being made: only the asker's own, so no one learns by how
+        soon they are answered what someone else asked."""
         embedder = self.embedder
         if embedder is None or not query.strip():
             return None
-        known = None if asker is None else self._questions.get((asker, query))
-        if known is not None:
-            return known
-        self._asked_at = time.monotonic()
-        vectors: Matrix = await self.off_loop(lambda: embedder.embed_query([query]))
-        self._asked_at = time.monotonic()
-        first: Matrix = vectors[0]
-        if asker is not None:
-            self._questions[(asker, query)] = first
-            while len(self._questions) > JUST_EMBEDDED:
-                del self._questions[next(iter(self._questions))]
+        if asker is None:
+            first = await self._embed_question(query)
+        else:
+            # Shielded: a caller that gives up does not stop the embedding another awaits.
+            first = await asyncio.shield(self._question_for(query, asker))
         if embedder.symmetric and self._waiting:
             self._asked[query] = first
             while len(self._asked) > JUST_EMBEDDED:
                 del self._asked[next(iter(self._asked))]
+        return first
+
+    def foresee(self, query: str, *, asker: str) -> None:
+        """Begin embedding a question `asker` is about to ask (`question`), while the turn
+        does its other work first."""
+        if self.embedder is not None and query.strip():
+            self._question_for(query, asker)
+
+    def _question_for(self, query: str, asker: str) -> asyncio.Future[Matrix]:
+        """The embedding of `asker`'s question, made or being made; a failed one is not kept."""
+        key = (asker, query)
+        known = self._questions.get(key)
+        if known is not None and not (known.done() and (known.cancelled()
+                                                         or known.exception() is not None)):
+            return known
+        made = asyncio.ensure_future(self._embed_question(query))
+        made.add_done_callback(lambda f: None if f.cancelled() else f.exception())
+        self._questions[key] = made
+        while len(self._questions) > QUESTIONS_KEPT:
+            del self._questions[next(iter(self._questions))]
+        return made
+
+    async def _embed_question(self, query: str) -> Matrix:
+        embedder = self.embedder
+        if embedder is None:
+            raise InvalidRequest("no embedder to embed a question with")
+        self._asked_at = time.monotonic()
+        vectors: Matrix = await self.off_loop(lambda: embedder.embed_query([query]))
+        self._asked_at = time.monotonic()
+        first: Matrix = vectors[0]
         return first
 
     # --- filing members' lines after the reply ---------------------------------------------

@@ -20,7 +20,7 @@ from typing import Protocol
 
 from memory import Delivery, HearthError, Memory, Person, Role, chat_scope, dm_chat, group_chat
 from soul.affect import apply_event, appraise
-from soul.assembler import Intent, Prompt, affect_key, assemble, current_affect
+from soul.assembler import Intent, Prompt, affect_key, assemble, context_for, current_affect
 from soul.files import Soul
 from soul.goals import promised_goals, requested_goals
 from soul.judge import wanted
@@ -87,6 +87,8 @@ async def respond(
     )
     intent = Intent(speaker=speaker, chat_id=chat_id, group=group, text=text, now=now,
                     turn_id=user_turn)
+    # Her recall's question embeds while the turn does what comes before it.
+    memory.recall.foresee(context_for(intent, "a reply"), text)
     if fresh:
         await _feel(memory, soul, intent)
     if desk is not None:

@@ -84,6 +84,13 @@ class RecallBook:
                                     pick=lambda judged: ordered(judged)[: max(0, limit)])
         return [r for c, j, _ in handed if isinstance(r := result(c, j), Recalled)]
 
+    def foresee(self, ctx: AccessContext, query: str) -> None:
+        """Begin embedding the question `recollect` will ask for `query`, as early as the turn
+        knows it: the rest of the turn's work before its recall runs beside the embedding.
+        Once the household's names are known (after the first recall); nothing is read."""
+        if self._roster is not None and query_terms(query, cand.QUERY_TERMS):
+            self._vectors.foresee(self._roster.without_names(query), asker=ctx.actor)
+
     async def recollect(self, ctx: AccessContext, query: str, *, limit: int = LIMIT,
                         as_of: datetime | None = None,
                         unrelated: bool = False) -> list[Recalled | Quoted]:

@@ -21,6 +21,7 @@ A read's transaction is the gate's: a write that follows a read takes its lane f
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import itertools
 import json
@@ -30,6 +31,7 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from memory import wall
 from memory.lens import may_use
@@ -527,10 +529,12 @@ class _Together:
     gate: Gate
     ctx: AccessContext
     tx: Tx
+    task: asyncio.Task[Any] | None
     seqs: list[int] = field(default_factory=list)
 
 
-# The `together` block the running task is inside, if any (a task it starts is not inside it).
+# The `together` block the running task is inside, if any. A task started inside it inherits
+# the variable but not the block: only the task that opened it reads in its transaction.
 _TOGETHER: ContextVar[_Together | None] = ContextVar("hearth_gate_together", default=None)
 
 
@@ -551,10 +555,11 @@ class Gate:
         the block ends. A turn reads what it needs at one trip to the database instead of
         queueing once per read behind every other member's turn. Only reads may be made
         inside it: any other transaction would wait on the one the block holds."""
-        if _TOGETHER.get() is not None:
+        inside = _TOGETHER.get()
+        if inside is not None and inside.task is asyncio.current_task():
             raise RuntimeError("reads already share a transaction here")
         async with self._store.transaction() as tx:
-            shared = _Together(self, ctx, tx)
+            shared = _Together(self, ctx, tx, asyncio.current_task())
             token = _TOGETHER.set(shared)
             try:
                 yield
@@ -569,7 +574,7 @@ class Gate:
         raises writes nothing and returns nothing). Inside `together`, in its transaction."""
         now = self._now().isoformat()
         shared = _TOGETHER.get()
-        if shared is not None and shared.gate is self:
+        if shared is not None and shared.gate is self and shared.task is asyncio.current_task():
             if shared.ctx != ctx:
                 raise RuntimeError("reads that share a transaction are for one reader")
             read = Read(shared.tx, ctx, now)

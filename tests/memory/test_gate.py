@@ -87,3 +87,17 @@ async def test_a_transaction_opened_inside_another_on_the_same_task_fails_instea
             async with asyncio.timeout(5):  # the same task: it would wait on itself
                 await m.people.list()
     assert len(await m.people.list()) == 3  # the store is free again
+
+
+async def test_a_task_started_inside_a_shared_read_reads_on_its_own(home: Household) -> None:
+    m = home.memory
+    await m.beliefs.remember(home.alice.person_id, "Alice keeps her bike in the shed")
+    bob, alice = home.dm(home.bob), home.dm(home.alice)
+    async with m.together(bob):
+        await m.goals.open(bob)
+        # Started inside Bob's block, Alice's read is not his: it waits for its own
+        # transaction, and is neither refused nor run in his.
+        hers = asyncio.ensure_future(m.beliefs.about(alice, home.alice.person_id))
+        await asyncio.sleep(0.05)
+        assert not hers.done()
+    assert [b.proposition for b in await hers] == ["Alice keeps her bike in the shed"]

@@ -43,6 +43,25 @@ class HashEmbedder:
         return out
 
 
+class TwoWayEmbedder(HashEmbedder):
+    """HashEmbedder that, like e5, embeds a question apart from a stored row, and counts
+    both: the questions it embedded, and the rows."""
+
+    symmetric = False
+
+    def __init__(self) -> None:
+        self.rows: list[str] = []
+        self.questions: list[str] = []
+
+    def embed(self, texts: list[str]) -> Vectors:
+        self.rows += texts
+        return super().embed(texts)
+
+    def embed_query(self, texts: list[str]) -> Vectors:
+        self.questions += texts
+        return super().embed(texts)
+
+
 def raw_bytes(db: Path) -> bytes:
     """Every byte of the database as it lies on disk: the file, its WAL and its shared memory."""
     data = db.read_bytes()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -55,15 +54,6 @@ async def until(predicate: object, seconds: float = 5.0) -> None:
     while not predicate():  # type: ignore[operator]
         assert time.monotonic() < deadline, "it never happened"
         await asyncio.sleep(0.02)
-
-
-@pytest.fixture
-async def home(tmp_path: Path) -> AsyncIterator[Household]:
-    household = await make_household(tmp_path / "hearth.db")
-    try:
-        yield household
-    finally:
-        await household.memory.close()
 
 
 async def test_a_line_said_in_a_turn_is_filed_once_memory_is_quiet(

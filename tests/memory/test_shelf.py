@@ -11,7 +11,7 @@ import pytest
 from memory import AccessContext, Activity, E5Embedder, Memory, Sensitivity, Unreadable
 from memory.embedder import Vectors
 from memory.knowledge import reading
-from tests.helpers import HashEmbedder, Household, make_household, raw_bytes
+from tests.helpers import HashEmbedder, Household, TwoWayEmbedder, make_household, raw_bytes
 from tests.support.pdf import make_pdf
 
 TERMS = make_pdf([
@@ -337,21 +337,10 @@ async def test_a_members_export_holds_their_own_documents_and_no_one_elses(
     assert "boiler" not in str(alice).lower()
 
 
-class CountingEmbedder(HashEmbedder):
-    """Counts the questions it embeds."""
-
-    def __init__(self) -> None:
-        self.questions: list[str] = []
-
-    def embed_query(self, texts: list[str]) -> Vectors:
-        self.questions += texts
-        return self.embed(texts)
-
-
 async def test_one_line_asked_of_memory_and_the_shelf_is_embedded_once_for_its_asker(
     tmp_path: Path,
 ) -> None:
-    embedder = CountingEmbedder()
+    embedder = TwoWayEmbedder()
     home = await make_household(tmp_path / "hearth.db", embedder=embedder)
     m = home.memory
     try:

@@ -17,8 +17,7 @@ from memory import (
     Provenance,
     private_scope,
 )
-from memory.embedder import Vectors
-from tests.helpers import HashEmbedder, make_household
+from tests.helpers import TwoWayEmbedder, make_household
 from tests.memory.test_episodic_recall import say_as
 
 FACTS = ("Bob's birthday is on the 2nd of May.", "Bob is allergic to penicillin.",
@@ -91,24 +90,6 @@ async def test_a_database_filled_with_minilm_is_re_embedded_by_e5_before_recall_
     memory = await Memory.open(db, embedder=e5)  # the same model again: nothing to redo
     await memory.close()
     assert [r for r in caplog.records if r.name == "hearth.vectors"] == []
-
-
-class TwoWayEmbedder(HashEmbedder):
-    """HashEmbedder that, like e5, embeds a question apart from a stored row."""
-
-    symmetric = False
-
-    def __init__(self) -> None:
-        self.rows: list[str] = []
-        self.questions: list[str] = []
-
-    def embed(self, texts: list[str]) -> Vectors:
-        self.rows += texts
-        return super().embed(texts)
-
-    def embed_query(self, texts: list[str]) -> Vectors:
-        self.questions += texts
-        return super().embed(texts)
 
 
 async def test_a_line_is_embedded_as_a_row_and_the_recall_with_its_words_as_a_question(

@@ -7,28 +7,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memory import AccessContext, Activity, Memory
-from memory.embedder import Vectors
 from soul.files import load_soul
 from soul.turn import respond
-from tests.helpers import HashEmbedder, TestClock
-
-
-class Counting(HashEmbedder):
-    """Counts what it embeds: questions, and rows to store (asked and stored apart, as e5)."""
-
-    symmetric = False
-
-    def __init__(self) -> None:
-        self.questions: list[str] = []
-        self.rows: list[str] = []
-
-    def embed_query(self, texts: list[str]) -> Vectors:
-        self.questions += texts
-        return super().embed(texts)
-
-    def embed(self, texts: list[str]) -> Vectors:
-        self.rows += texts
-        return super().embed(texts)
+from tests.helpers import TestClock, TwoWayEmbedder
 
 
 class Instant:
@@ -40,7 +21,7 @@ async def test_each_turn_embeds_its_question_once_and_files_its_line_after_the_r
     tmp_path: Path,
 ) -> None:
     clock = TestClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
-    embedder = Counting()
+    embedder = TwoWayEmbedder()
     memory = await Memory.open(tmp_path / "h.db", embedder=embedder, create=True, clock=clock)
     try:
         bob = await memory.people.add("Bob")
@@ -64,7 +45,7 @@ async def test_each_turn_embeds_its_question_once_and_files_its_line_after_the_r
 async def test_a_foreseen_question_is_embedded_before_recall_asks_and_not_again(
     tmp_path: Path,
 ) -> None:
-    embedder = Counting()
+    embedder = TwoWayEmbedder()
     memory = await Memory.open(tmp_path / "h.db", embedder=embedder, create=True)
     try:
         bob = await memory.people.add("Bob")

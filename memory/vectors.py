@@ -332,15 +332,11 @@ class VectorBook:
         self._asked_at = 0.0
         self._filing = asyncio.Lock()
         self._filer: asyncio.Task[None] | None = None
-        # A question's vector, kept briefly for a symmetric embedder: the line that asked it,
-        # filed after the reply, takes it instead of being embedded again.
-        self._asked: dict[str, Matrix] = {}
-        # The last few questions' vectors, by who asked them and their words (`question`).
+        # The last few questions' vectors, by who asked them and their words (`question`);
+        # with a symmetric embedder, a line filed after the reply takes its question's too.
         self._questions: dict[tuple[str, str], asyncio.Future[Matrix]] = {}
 
     def close(self) -> None:
-        if self._filer is not None:
-            self._filer.cancel()  # what waits is filed by the next `load` (it has no vector)
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     def _index(self, tier: Tier) -> VectorIndex | None:
@@ -393,15 +389,9 @@ class VectorBook:
         if embedder is None or not query.strip():
             return None
         if asker is None:
-            first = await self._embed_question(query)
-        else:
-            # Shielded: a caller that gives up does not stop the embedding another awaits.
-            first = await asyncio.shield(self._question_for(query, asker))
-        if embedder.symmetric and self._waiting:
-            self._asked[query] = first
-            while len(self._asked) > JUST_EMBEDDED:
-                del self._asked[next(iter(self._asked))]
-        return first
+            return await self._embed_question(query)
+        # Shielded: a caller that gives up does not stop the embedding another awaits.
+        return await asyncio.shield(self._question_for(query, asker))
 
     def foresee(self, query: str, *, asker: str) -> None:
         """Begin embedding a question `asker` is about to ask (`question`), while the turn
@@ -422,6 +412,18 @@ class VectorBook:
         while len(self._questions) > QUESTIONS_KEPT:
             del self._questions[next(iter(self._questions))]
         return made
+
+    def _asked_with(self, words: str) -> Matrix | None:
+        """A symmetric embedder's vector of these words, already made for a question (any
+        asker's: the filer hands nothing to a reader). None for an asymmetric embedder, whose
+        rows are not embedded as questions."""
+        if self.embedder is None or not self.embedder.symmetric:
+            return None
+        for (_, query), made in self._questions.items():
+            if query == words and made.done() and not made.cancelled() \
+                    and made.exception() is None:
+                return made.result()
+        return None
 
     async def _embed_question(self, query: str) -> Matrix:
         embedder = self.embedder
@@ -491,7 +493,7 @@ class VectorBook:
             if not self._waiting:
                 return
             _, item = self._waiting[0]
-            given = self._asked.pop(item[2], None)
+            given = self._asked_with(item[2])
             try:
                 await self.store([item], LINES, given=None if given is None else given[None, :])
             except StoreBusy:
@@ -572,7 +574,6 @@ class VectorBook:
         (a sync) empties the caches only when something was gone."""
         gone = 0
         self._just_embedded.clear()
-        self._asked.clear()
         self._questions.clear()
         if self._waiting:  # a forgotten line's words leave the queue too
             async with self._filing, self._store.transaction() as tx:

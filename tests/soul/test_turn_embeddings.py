@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memory import AccessContext, Activity, Memory
+from memory import AccessContext, Activity, Memory, Quoted
 from soul.files import load_soul
 from soul.turn import respond
 from tests.helpers import TestClock, TwoWayEmbedder
@@ -62,5 +62,33 @@ async def test_a_foreseen_question_is_embedded_before_recall_asks_and_not_again(
         alices = AccessContext.for_member(alice.person_id, Activity.DM_CONVERSATION, "a test")
         await memory.recall.recollect(alices, "Did Alice water the tomatoes")
         assert embedder.questions == ["Did water the tomatoes"] * 2
+    finally:
+        await memory.close()
+
+
+class OneWay(TwoWayEmbedder):
+    """Counts as TwoWayEmbedder does, but reads a question and a row alike (as MiniLM)."""
+
+    symmetric = True
+
+
+async def test_with_a_symmetric_embedder_the_line_is_filed_with_its_questions_vector(
+    tmp_path: Path,
+) -> None:
+    clock = TestClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+    embedder = OneWay()
+    memory = await Memory.open(tmp_path / "h.db", embedder=embedder, create=True, clock=clock)
+    try:
+        bob = await memory.people.add("Bob")
+        text = "The recycling goes out on Tuesday nights"
+        await respond(memory, load_soul(None), Instant(), speaker=bob, chat_id="dm:b",
+                      group=False, text=text, now=clock())
+        await memory.vectors.file_waiting()
+        assert embedder.questions == [text]
+        assert embedder.rows == []  # filed with the question's vector, not embedded again
+        found = await memory.recall.recollect(
+            AccessContext.for_member(bob.person_id, Activity.DM_CONVERSATION, "a test"),
+            "recycling nights", unrelated=True)
+        assert any(isinstance(r, Quoted) and r.turn.text == text for r in found)
     finally:
         await memory.close()

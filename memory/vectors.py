@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -44,6 +45,10 @@ JUST_EMBEDDED = 4  # lines whose vectors wait for the recall that answers them
 # Questions whose vectors are kept for their asker (`VectorBook.question`): more than the turns
 # a household has under way at once, each of which asks its own.
 QUESTIONS_KEPT = 32
+# Questions asked while memory's CPU thread is busy wait together and are embedded in one call
+# of at most this many: the model packs their words into one pass, which on a small machine
+# costs much less than one pass each (see `VectorBook._embed_question`).
+QUESTIONS_BATCHED = 8
 # A member's line said in a turn is filed (embedded, its meaning read, marked as saying an older
 # line again) after the reply, when memory's CPU has had no question to embed for FILE_QUIET_S:
 # a household talking at once is answered first and its lines filed in the pauses between, each
@@ -335,6 +340,11 @@ class VectorBook:
         # The last few questions' vectors, by who asked them and their words (`question`);
         # with a symmetric embedder, a line filed after the reply takes its question's too.
         self._questions: dict[tuple[str, str], asyncio.Future[Matrix]] = {}
+        # Questions waiting for the CPU thread, and whether a call to embed them is queued
+        # there; both shared with that thread, under the lock.
+        self._asking: list[tuple[str, asyncio.Future[Matrix]]] = []
+        self._asking_queued = False
+        self._asking_lock = threading.Lock()
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -426,14 +436,81 @@ class VectorBook:
         return None
 
     async def _embed_question(self, query: str) -> Matrix:
+        """One question's vector. Questions asked while the CPU thread is busy (a household
+        talking at once) wait for it together and are embedded in one call, up to
+        `QUESTIONS_BATCHED`: the first question of a quiet moment starts at once, alone."""
         embedder = self.embedder
         if embedder is None:
             raise InvalidRequest("no embedder to embed a question with")
+        loop = asyncio.get_running_loop()
+        made: asyncio.Future[Matrix] = loop.create_future()
         self._asked_at = time.monotonic()
-        vectors: Matrix = await self.off_loop(lambda: embedder.embed_query([query]))
-        self._asked_at = time.monotonic()
-        first: Matrix = vectors[0]
-        return first
+        with self._asking_lock:
+            self._asking.append((query, made))
+            start = not self._asking_queued
+            self._asking_queued = True
+        if start:
+            self._queue_asking(embedder)
+        try:
+            return await made
+        finally:
+            self._asked_at = time.monotonic()
+
+    def _embed_asking(self, embedder: Embedder) -> list[tuple[asyncio.Future[Matrix], Matrix]]:
+        """On the CPU thread: the questions waiting when it got here, embedded in one call (the
+        rest, past `QUESTIONS_BATCHED`, queue the next call)."""
+        with self._asking_lock:
+            batch = self._asking[:QUESTIONS_BATCHED]
+            del self._asking[:QUESTIONS_BATCHED]
+            more = bool(self._asking)
+            self._asking_queued = more
+        if more:
+            # Queued behind this call, from the loop: the executor is not to be touched here.
+            self._loop_of(batch).call_soon_threadsafe(self._queue_asking, embedder)
+        try:
+            vectors = embedder.embed_query([query for query, _ in batch])
+        except Exception as error:
+            self._loop_of(batch).call_soon_threadsafe(self._fail, batch, error)
+            raise
+        return [(made, vectors[i]) for i, (_, made) in enumerate(batch)]
+
+    @staticmethod
+    def _loop_of(batch: list[tuple[str, asyncio.Future[Matrix]]]) -> asyncio.AbstractEventLoop:
+        return batch[0][1].get_loop()
+
+    def _queue_asking(self, embedder: Embedder) -> None:
+        """Queue a call to embed what waits on the CPU thread; if the thread is gone (memory
+        closing), every waiting question fails instead of waiting for ever."""
+        try:
+            job = asyncio.get_running_loop().run_in_executor(self._executor, self._embed_asking,
+                                                             embedder)
+        except RuntimeError as error:
+            self._fail_waiting(error)
+            return
+        job.add_done_callback(self._answer_asking)
+
+    def _answer_asking(self, job: asyncio.Future[list[tuple[asyncio.Future[Matrix], Matrix]]]
+                       ) -> None:
+        if job.cancelled():  # the thread stopped before the call ran: nothing was taken
+            self._fail_waiting(InvalidRequest("memory closed before the question was embedded"))
+            return
+        if job.exception() is not None:
+            return  # the call failed its own questions
+        for made, vector in job.result():
+            if not made.done():
+                made.set_result(vector)
+
+    def _fail_waiting(self, error: Exception) -> None:
+        with self._asking_lock:
+            batch, self._asking = self._asking, []
+            self._asking_queued = False
+        self._fail(batch, error)
+
+    @staticmethod
+    def _fail(batch: list[tuple[str, asyncio.Future[Matrix]]], error: Exception) -> None:
+        for _, made in batch:
+            if not made.done():
+                made.set_exception(error)
 
     # --- filing members' lines after the reply ---------------------------------------------
 

@@ -93,6 +93,7 @@ class TranscriptBook:
         answers first) once the chats are quiet (`VectorBook.file_later`)."""
         check_scope(scope)
         masked = line_text(text)
+        klass = classify(masked).value  # before the transaction: no one waits on the rules
         async with self._store.transaction() as tx:
             if source_update is not None:
                 existing = await Census(tx).value(
@@ -103,7 +104,7 @@ class TranscriptBook:
             turn_id = await tx.execute(
                 "INSERT INTO turns(chat_id, speaker_id, role, scope, sensitivity, text, at,"
                 " source_update) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (chat_id, speaker_id, role.value, scope, classify(masked).value, masked,
+                (chat_id, speaker_id, role.value, scope, klass, masked,
                  self._now().isoformat(), source_update),
             )
         if role == Role.USER and file_later:
@@ -130,12 +131,13 @@ class TranscriptBook:
         crash before this commits replays the turn; after it, the reply is only delivered."""
         check_scope(scope)
         masked = line_text(text)
+        klass = classify(masked).value
         now = self._now().isoformat()
         async with self._store.transaction() as tx:
             reply_turn = await tx.execute(
                 "INSERT INTO turns(chat_id, speaker_id, role, scope, sensitivity, text, at)"
                 " VALUES (?, NULL, ?, ?, ?, ?, ?)",
-                (chat_id, Role.ASSISTANT.value, scope, classify(masked).value, masked, now),
+                (chat_id, Role.ASSISTANT.value, scope, klass, masked, now),
             )
             await tx.execute(
                 "INSERT OR REPLACE INTO turn_log(turn_id, template_version, tokens, belief_ids,"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import threading
 import time
@@ -54,6 +55,9 @@ QUESTIONS_BATCHED = 8
 # a household talking at once is answered first and its lines filed in the pauses between, each
 # line at most FILE_WITHIN_S after it was said, however busy the chats are.
 FILE_QUIET_S = 0.5
+# Lines filed in one embedding: fewer passes of the model than one each, short enough that a
+# question asked meanwhile does not wait long behind them.
+FILED_TOGETHER = 4
 FILE_WITHIN_S = 30.0
 _FILE_RETRY_S = 5.0  # after the database refused to file a line (locked, disk full)
 # A row this alike (cosine) to an older one of the same scope and voice says the same thing
@@ -562,23 +566,47 @@ class VectorBook:
                 await asyncio.sleep(_FILE_RETRY_S)
 
     async def _file_one(self) -> None:
-        """File the oldest waiting line; it leaves the queue once it is stored, or once it
-        failed for good (it has no vector then, and the next open's `load` tries again): one
-        line that cannot be filed never holds up the lines after it. A busy database
-        (StoreBusy) keeps it waiting."""
+        """File the oldest waiting lines, up to `FILED_TOGETHER` in one embedding; each leaves
+        the queue once it is stored, or once it failed for good (it has no vector then, and
+        the next open's `load` tries again): one line that cannot be filed never holds up the
+        lines after it. A busy database (StoreBusy) keeps them waiting."""
         async with self._filing:
-            if not self._waiting:
+            batch = [item for _, item in itertools.islice(self._waiting, FILED_TOGETHER)]
+            if not batch:
                 return
-            _, item = self._waiting[0]
+            given = [self._asked_with(text) for _, _, text in batch]
+            made = [item for item, vector in zip(batch, given, strict=True) if vector is None]
+            asked = [(item, vector) for item, vector in zip(batch, given, strict=True)
+                     if vector is not None]
+            try:
+                if made:
+                    await self._file(made, None)
+                if asked:
+                    await self._file([item for item, _ in asked],
+                                     np.stack([vector for _, vector in asked]))
+            except StoreBusy:
+                raise
+            except Exception:
+                if len(batch) > 1:  # which line failed is not known: each is tried alone
+                    await self._file_each(batch)
+                else:
+                    log.exception("a line could not be filed; the next start files it")
+            for item in batch:
+                if self._waiting and self._waiting[0][1] is item:
+                    self._waiting.popleft()
+
+    async def _file(self, items: list[tuple[int, str, str]], given: Matrix | None) -> None:
+        await self.store(items, LINES, given=given)
+
+    async def _file_each(self, batch: list[tuple[int, str, str]]) -> None:
+        for item in batch:
             given = self._asked_with(item[2])
             try:
-                await self.store([item], LINES, given=None if given is None else given[None, :])
+                await self._file([item], None if given is None else given[None, :])
             except StoreBusy:
                 raise
             except Exception:
                 log.exception("a line could not be filed; the next start files it")
-            if self._waiting and self._waiting[0][1] is item:
-                self._waiting.popleft()
 
     async def nearest_passages(self, ctx: AccessContext, vector: Matrix, top: int,
                                among: Sequence[int] = ()) -> tuple[dict[int, float], Spread]:

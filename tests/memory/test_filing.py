@@ -167,3 +167,32 @@ async def test_a_line_that_cannot_be_filed_does_not_hold_up_the_lines_after_it(
         assert "could not be filed" in caplog.text
     finally:
         await m.close()
+
+
+class CountingEmbedder(HashEmbedder):
+    """Records the texts of each call that embeds stored rows."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: list[str]) -> Vectors:
+        self.calls.append(list(texts))
+        return super().embed(texts)
+
+
+async def test_lines_waiting_together_are_filed_in_one_pass_of_the_model(
+    tmp_path: Path,
+) -> None:
+    embedder = CountingEmbedder()
+    home = await make_household(tmp_path / "hearth.db", embedder=embedder)
+    m = home.memory
+    try:
+        said = ["The bins go out on Tuesday", "Grandma visits at Easter",
+                "The boiler clicks again", "Bob's bike has a flat tyre"]
+        embedder.calls.clear()
+        lines = [await said_in_a_turn(m, home.bob.person_id, text) for text in said]
+        await m.vectors.file_waiting()
+        assert filed(tmp_path / "hearth.db") >= set(lines)
+        assert [call for call in embedder.calls if call] == [said]
+    finally:
+        await m.close()

@@ -65,6 +65,9 @@ class Tx:
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self._conn = conn
+        # The ledger's last receipt as this transaction appended it (`memory.receipts`): the
+        # transaction holds the write lock, so no one else can append after it before commit.
+        self.ledger_head: object | None = None
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run a statement; returns lastrowid (for inserts) or rowcount."""

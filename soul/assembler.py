@@ -129,6 +129,7 @@ class Intent:
     text: str
     now: datetime
     turn_id: int | None = None  # the stored line of `text`, left out of the recent turns
+    mood: Affect | None = None  # her mood toward the chat as this turn just moved it
 
 
 @dataclass(frozen=True)
@@ -232,7 +233,8 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
                                                          limit=RECENT_TURNS + 1)
                 if t.turn_id != intent.turn_id
             ][-RECENT_TURNS:]
-        affect = await current_affect(memory, soul, affect_key(intent), intent.now)
+        affect = intent.mood or await current_affect(memory, soul, affect_key(intent),
+                                                     intent.now)
         persona_edits = tuple(await memory.state.approved_persona_edits())
         introduced = intent.group or await memory.state.is_introduced(intent.speaker.person_id)
         recalled = await recalling

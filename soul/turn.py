@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol
 
 from memory import Delivery, HearthError, Memory, Person, Role, chat_scope, dm_chat, group_chat
-from soul.affect import apply_event, appraise
+from soul.affect import Affect, apply_event, appraise
 from soul.assembler import Intent, Prompt, affect_key, assemble, context_for, current_affect
 from soul.files import Soul
 from soul.goals import promised_goals, requested_goals
@@ -89,8 +89,8 @@ async def respond(
                     turn_id=user_turn)
     # Her recall's question embeds while the turn does what comes before it.
     memory.recall.foresee(context_for(intent, "a reply"), text)
-    if fresh:
-        await _feel(memory, soul, intent)
+    if fresh:  # the reply reads her mood as it just moved, not again from the store
+        intent = replace(intent, mood=await _feel(memory, soul, intent))
     if desk is not None:
         # Made again on a replayed turn, idempotently: the reminders of this line come back.
         taken = await desk.take(memory, speaker=speaker, chat_id=chat_id, scope=scope,
@@ -152,7 +152,7 @@ async def respond(
     return Reply(answer, prompt, user_turn, reply_turn, fallback, reminders=bool(kept))
 
 
-async def _feel(memory: Memory, soul: Soul, intent: Intent) -> None:
+async def _feel(memory: Memory, soul: Soul, intent: Intent) -> Affect:
     """Her mood toward this chat: decayed to now, then nudged (bounded) by the message."""
     key = affect_key(intent)
     state = await current_affect(memory, soul, key, intent.now)
@@ -160,3 +160,4 @@ async def _feel(memory: Memory, soul: Soul, intent: Intent) -> None:
     moved = apply_event(state, d_valence, d_arousal, soul.temperament.max_delta)
     await memory.state.save_affect(key, moved.valence, moved.arousal, moved.drives,
                                    intent.now.isoformat())
+    return moved

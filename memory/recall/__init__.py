@@ -195,8 +195,9 @@ class RecallBook:
         keywords = {tier: await read.keyword(tier, [t.fts() for t in asked.terms],
                                              cand.TERM_CAP)
                     for tier in tiers}
-        # The keyword candidates are read while the question's meaning is still embedding;
-        # the nearest rows the keywords did not find, once it is done.
+        # The keyword candidates first; then the nearest rows the keywords did not find, from
+        # the question's meaning (embedded before the read opened, except on the first recall
+        # or after the household's names changed, when it embeds while these are read).
         weights: dict[str, list[float]] = {}
         found: list[Candidate] = []
         loaded: set[tuple[str, int]] = set()

@@ -137,7 +137,8 @@ class Read:
     """One receipted read in progress: what the wall lets through, what the lens allows, and
     what the receipt will name."""
 
-    def __init__(self, tx: Tx, ctx: AccessContext, now: str) -> None:
+    def __init__(self, tx: Tx, ctx: AccessContext, now: str,
+                 shared: _Together | None = None) -> None:
         self._tx = tx
         self.ctx = ctx
         self.now = now
@@ -145,7 +146,8 @@ class Read:
         self.scopes: list[str] = []
         self.suppressed = 0
         self.others: dict[str, tuple[list[int], list[str]]] = {}
-        self._grants: list[Grant] | None = None
+        self._grants: list[Grant] | None = None if shared is None else shared.grants
+        self._shared = shared
 
     def lane(self, scope: str) -> Lane:
         """One scope's lane inside this read's transaction, for the write path that follows
@@ -415,6 +417,8 @@ class Read:
                 (*rule.params, self.ctx.activity.value),
             )
             self._grants = [grant_from_row(r) for r in rows]
+            if self._shared is not None:  # the block's other reads: same reader, same tx
+                self._shared.grants = self._grants
         return self._grants
 
 
@@ -531,6 +535,7 @@ class _Together:
     tx: Tx
     task: asyncio.Task[Any] | None
     seqs: list[int] = field(default_factory=list)
+    grants: list[Grant] | None = None  # read once for the block's reader
 
 
 # The `together` block the running task is inside, if any. A task started inside it inherits
@@ -577,7 +582,7 @@ class Gate:
         if shared is not None and shared.gate is self and shared.task is asyncio.current_task():
             if shared.ctx != ctx:
                 raise RuntimeError("reads that share a transaction are for one reader")
-            read = Read(shared.tx, ctx, now)
+            read = Read(shared.tx, ctx, now, shared)
             yield read
             shared.seqs.append(await self._receipts(shared.tx, read, method, query, now))
             return

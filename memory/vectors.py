@@ -468,6 +468,8 @@ class VectorBook:
             del self._asking[:QUESTIONS_BATCHED]
             more = bool(self._asking)
             self._asking_queued = more
+        if not batch:  # what this call was queued for was refused meanwhile (memory closing)
+            return []
         if more:
             # Queued behind this call, from the loop: the executor is not to be touched here.
             self._loop_of(batch).call_soon_threadsafe(self._queue_asking, embedder)

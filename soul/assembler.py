@@ -233,8 +233,8 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
                                                          limit=RECENT_TURNS + 1)
                 if t.turn_id != intent.turn_id
             ][-RECENT_TURNS:]
-        affect = intent.mood or await current_affect(memory, soul, affect_key(intent),
-                                                     intent.now)
+        affect = (intent.mood if intent.mood is not None
+                  else await current_affect(memory, soul, affect_key(intent), intent.now))
         persona_edits = tuple(await memory.state.approved_persona_edits())
         introduced = intent.group or await memory.state.is_introduced(intent.speaker.person_id)
         recalled = await recalling

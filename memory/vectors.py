@@ -576,39 +576,40 @@ class VectorBook:
             batch = [item for _, item in itertools.islice(self._waiting, FILED_TOGETHER)]
             if not batch:
                 return
-            given = [self._asked_with(text) for _, _, text in batch]
-            made = [item for item, vector in zip(batch, given, strict=True) if vector is None]
-            asked = [(item, vector) for item, vector in zip(batch, given, strict=True)
-                     if vector is not None]
             try:
-                if made:
-                    await self._file(made, None)
-                if asked:
-                    await self._file([item for item, _ in asked],
-                                     np.stack([vector for _, vector in asked]))
+                await self._file(batch)
             except StoreBusy:
                 raise
             except Exception:
-                if len(batch) > 1:  # which line failed is not known: each is tried alone
-                    await self._file_each(batch)
-                else:
+                if len(batch) == 1:
                     log.exception("a line could not be filed; the next start files it")
+                else:  # which line failed is not known: each is tried alone
+                    for item in batch:
+                        await self._file_alone(item)
             for item in batch:
                 if self._waiting and self._waiting[0][1] is item:
                     self._waiting.popleft()
 
-    async def _file(self, items: list[tuple[int, str, str]], given: Matrix | None) -> None:
-        await self.store(items, LINES, given=given)
+    async def _file(self, items: list[tuple[int, str, str]]) -> None:
+        """Store these lines' vectors: a line a symmetric embedder already embedded as a
+        question takes that vector, the rest are embedded in one call."""
+        given = [self._asked_with(text) for _, _, text in items]
+        fresh = [item for item, vector in zip(items, given, strict=True) if vector is None]
+        asked = [(item, vector) for item, vector in zip(items, given, strict=True)
+                 if vector is not None]
+        if fresh:
+            await self.store(fresh, LINES)
+        if asked:
+            await self.store([item for item, _ in asked], LINES,
+                             given=np.stack([vector for _, vector in asked]))
 
-    async def _file_each(self, batch: list[tuple[int, str, str]]) -> None:
-        for item in batch:
-            given = self._asked_with(item[2])
-            try:
-                await self._file([item], None if given is None else given[None, :])
-            except StoreBusy:
-                raise
-            except Exception:
-                log.exception("a line could not be filed; the next start files it")
+    async def _file_alone(self, item: tuple[int, str, str]) -> None:
+        try:
+            await self._file([item])
+        except StoreBusy:
+            raise
+        except Exception:
+            log.exception("a line could not be filed; the next start files it")
 
     async def nearest_passages(self, ctx: AccessContext, vector: Matrix, top: int,
                                among: Sequence[int] = ()) -> tuple[dict[int, float], Spread]:

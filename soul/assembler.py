@@ -347,13 +347,14 @@ def _clip(text: str, budget: int) -> str:
     if count_tokens(text) <= budget:
         return text
     room = budget - count_tokens("…")
+    words = text.split()
     kept, spent = 0, 0
-    for word in text.split():  # the longest prefix of words that fits, with the ellipsis
+    for word in words:  # the longest prefix of words that fits, with the ellipsis
         spent += count_tokens(word)
         if spent > room:
             break
         kept += 1
-    return " ".join(text.split()[:kept]) + " …" if kept else ""
+    return " ".join(words[:kept]) + " …" if kept else ""
 
 
 @dataclass

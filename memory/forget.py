@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 from pathlib import Path
 
@@ -46,13 +46,16 @@ def like_escape(text: str) -> str:
 
 
 async def forget_matching(
-    lane: Lane, *, needle: str, secret: bytes, now: str
+    lane: Lane, *, needle: str, secret: bytes, now: str,
+    said_again: Callable[[list[int]], set[int]] = lambda ids: set(),
 ) -> list[int]:
     """Forget every belief of `scope` whose normalised proposition contains `needle`, and the
     words themselves (`needle`, and each belief's distinctive words) from every line, summary
     and goal of the scope, whether or not the tick has consolidated them yet: forgetting right
-    after saying something leaves it nowhere. A tombstone for the words themselves refuses a
-    background re-creation of exactly them from older material."""
+    after saying something leaves it nowhere. The lines `said_again` names for the forgotten
+    beliefs (the same thing in other words or another language, by meaning) go too. A
+    tombstone for the words themselves refuses a background re-creation of exactly them from
+    older material."""
     tx, scope = lane.tx, lane.scope
     rows = await lane.select(
         "beliefs", "norm LIKE ? ESCAPE '\\'", (f"%{like_escape(needle)}%",),
@@ -68,6 +71,7 @@ async def forget_matching(
         await _rebuild_index(tx)
         return []
     ids = [int(r["belief_id"]) for r in rows]
+    alike = said_again(ids)
     marks = ", ".join("?" for _ in ids)
     evidence = [int(r["evidence_id"]) for r in await lane.select(
         "evidence", f"belief_id IN ({marks})", ids, columns="evidence_id")]
@@ -101,20 +105,13 @@ async def forget_matching(
             (REDACTED, scope, *source_turns),
         )
     norms = {str(r["norm"]) for r in rows} | {needle}
-    await _scrub_lines(lane, norms, secret, now)
+    await _scrub_lines(lane, norms, secret, now, alike)
     await _scrub_derived(lane, norms, secret, now)
     await _rebuild_index(tx)
     return ids
 
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
-_COMMON = frozenset({
-    "about", "after", "also", "been", "before", "being", "does", "doing", "from", "going",
-    "have", "having", "here", "into", "just", "like", "likes", "loves", "more", "much", "only",
-    "really", "said", "says", "some", "than", "that", "their", "them", "then", "there", "they",
-    "this", "very", "wants", "were", "what", "when", "where", "which", "will", "with", "would",
-    "your", "yours",
-})  # fmt: skip
 
 
 def _words(text: str) -> set[str]:
@@ -122,8 +119,9 @@ def _words(text: str) -> set[str]:
 
 
 def _marks(norm: str) -> frozenset[str]:
-    """The distinctive words of a forgotten proposition: what a paraphrase of it still holds."""
-    return frozenset(w for w in _words(norm) if len(w) >= 4 and w not in _COMMON)
+    """The longer words of a forgotten proposition, in any language: what a paraphrase of it
+    still holds. Short words (articles, pronouns, most particles) say little of what it was."""
+    return frozenset(w for w in _words(norm) if len(w) >= 4)
 
 
 def _repeats(text: str, norms: set[str], marks: list[frozenset[str]]) -> bool:
@@ -142,14 +140,16 @@ def _repeats(text: str, norms: set[str], marks: list[frozenset[str]]) -> bool:
     )
 
 
-async def _scrub_lines(lane: Lane, norms: set[str], secret: bytes, now: str) -> None:
-    """Redact every line of the scope that repeats a forgotten proposition, hers included."""
+async def _scrub_lines(lane: Lane, norms: set[str], secret: bytes, now: str,
+                       alike: Collection[int] = ()) -> None:
+    """Redact every line of the scope that repeats a forgotten proposition, hers included,
+    and those of `alike` (members' lines that say it in other words)."""
     tx = lane.tx
     rows = await lane.select("turns", "text != ?", (REDACTED,), columns="turn_id, text")
     marks = [_marks(norm) for norm in norms]
     repeating = [
         (int(r["turn_id"]), str(r["text"])) for r in rows
-        if _repeats(str(r["text"]), norms, marks)
+        if int(r["turn_id"]) in alike or _repeats(str(r["text"]), norms, marks)
     ]
     await _tombstone_rows(tx, secret, now, "turns", repeating)
     hit = [turn_id for turn_id, _ in repeating]
@@ -375,9 +375,11 @@ class ForgetBook:
         `shared`, forget shared ones), and the words wherever the scope holds them. Returns
         how many beliefs; the text is never stored."""
         scope, needle = await self._target(ctx, text, shared=shared)
+        await self._vectors.file_waiting()  # a line just said is measured by its meaning too
         async with self._gate.read(ctx, "forget", text) as read:
-            gone = await forget_matching(read.lane(scope), needle=needle,
-                                         secret=self._secret, now=read.now)
+            gone = await forget_matching(
+                read.lane(scope), needle=needle, secret=self._secret, now=read.now,
+                said_again=lambda ids: self._vectors.said_again(scope, ids))
             read.returned(gone, [scope] * len(gone))
         self._vectors.remove(gone)
         await self._vectors.prune()

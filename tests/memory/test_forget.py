@@ -11,13 +11,14 @@ import pytest
 from memory import (
     Activity,
     Assertion,
+    E5Embedder,
     InvalidRequest,
     Memory,
     Provenance,
     Role,
     private_scope,
 )
-from tests.helpers import Household, raw_bytes
+from tests.helpers import Household, make_household, raw_bytes
 
 
 async def _tell(home: Household, text: str) -> tuple[int, int]:
@@ -239,3 +240,53 @@ async def test_forget_empties_the_wal_once_another_programs_read_ends(
     wal = m.path.with_name(m.path.name + "-wal")
     assert not wal.exists() or wal.stat().st_size == 0
     assert b"gnomewhistle" not in raw_bytes(m.path)
+
+
+_BOBS_DAYS = (  # a member's everyday lines, in German: what a forget must leave alone
+    "Heute gab es Spaghetti zum Abendessen", "Der Zug nach Köln hatte wieder Verspätung",
+    "Ich habe endlich das Fahrrad repariert", "Am Samstag spielen wir Fußball im Park",
+    "Die Heizung im Bad macht komische Geräusche", "Meine Schwester kommt nächste Woche",
+    "Ich muss noch die Steuererklärung machen", "Das Konzert gestern war richtig gut",
+    "Wir brauchen neue Glühbirnen für den Flur", "Der Hund hat den ganzen Garten umgegraben",
+    "Ich lese gerade ein Buch über Island", "Morgen früh habe ich einen Zahnarzttermin",
+    "Die Kinder wollen im Sommer ans Meer", "Mein Chef hat mir mehr Urlaub gegeben",
+    "Ich habe mir neue Laufschuhe gekauft", "Der Kühlschrank ist schon wieder leer",
+    "Im Winter fahren wir in die Berge", "Ich lerne seit März Spanisch",
+    "Die Nachbarn feiern heute eine Party", "Unser Auto muss zur Inspektion",
+    "Ich koche am Sonntag für alle Kartoffelsuppe", "Das WLAN ist seit gestern so langsam",
+)
+
+
+async def test_a_line_that_says_a_forgotten_fact_in_other_words_goes_and_the_rest_stays(
+    tmp_path: Path, e5: E5Embedder,
+) -> None:
+    home = await make_household(tmp_path / "h.db", embedder=e5)
+    m = home.memory
+    try:
+        scope = private_scope(home.bob.person_id)
+
+        async def say(text: str) -> int:
+            return await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
+                                             role=Role.USER, scope=scope, text=text)
+
+        kept = [await say(text) for text in _BOBS_DAYS[:11]]
+        fact = await say("Ich bin allergisch gegen Erdnüsse")
+        kept += [await say(text) for text in _BOBS_DAYS[11:]]
+        # The same fact again in other words: neither the words asked to forget nor enough of
+        # the belief's own.
+        again = await say("Ich reagiere allergisch auf Nüsse")
+        await m.beliefs.assert_all([
+            Assertion(proposition="Bob ist allergisch gegen Erdnüsse", scope=scope,
+                      provenance=Provenance.CONSOLIDATED, source=f"turns:{fact}",
+                      turn_ids=(fact,)),
+        ])
+
+        assert await m.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT),
+                                         "Erdnüsse") == 1
+
+        lines = {t.turn_id: t.text for t in await m.transcript.lines(home.dm(home.bob),
+                                                                      limit=50)}
+        assert lines[fact] == lines[again] == "[forgotten]"
+        assert [lines[i] for i in kept] == list(_BOBS_DAYS)
+    finally:
+        await m.close()

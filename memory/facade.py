@@ -94,7 +94,7 @@ class Memory:
                                   secret=secret, now=now)
         self.recall = RecallBook(gate, self.vectors, now)
         self.history = HistoryBook(gate, now)
-        self.goals = GoalBook(store, gate, self.people, now)
+        self.goals = GoalBook(store, gate, self.people, self.vectors, now)
         self.reminders = ReminderBook(store, gate, self.goals, now)
         self.preferences = PreferenceBook(store, now)
         self.summaries = SummaryBook(store, gate, now)

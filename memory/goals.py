@@ -11,23 +11,24 @@ from collections.abc import Callable
 from datetime import datetime
 
 from memory.beliefs import check_text, normalize
-from memory.classifier import classify
 from memory.errors import InvalidRequest
 from memory.gate import Gate, Lane
-from memory.models import AccessContext, Goal, check_scope, scope_owner
+from memory.models import AccessContext, Goal, Sensitivity, check_scope, scope_owner
 from memory.people import PeopleBook
 from memory.secrets import has_secret
 from memory.store import Store, Tx
+from memory.vectors import VectorBook
 
 
 class GoalBook:
     """`memory.goals`."""
 
-    def __init__(self, store: Store, gate: Gate, people: PeopleBook,
+    def __init__(self, store: Store, gate: Gate, people: PeopleBook, vectors: VectorBook,
                  now: Callable[[], datetime]) -> None:
         self._store = store
         self._gate = gate
         self._people = people
+        self._vectors = vectors
         self._now = now
 
     async def add(
@@ -44,10 +45,16 @@ class GoalBook:
         """An open goal for a member, made once: the same open goal again returns its id and
         False. Returns only ids, never text."""
         cleaned = await self.check(person_id, text, scope=scope, priority=priority)
+        sensitivity = await self.classed(cleaned)
         async with self._store.transaction() as tx:
-            return await open_goal(tx, person_id, cleaned, scope=scope, provenance=provenance,
-                                   due=due, priority=priority, source_turn_id=source_turn_id,
-                                   now=self._now().isoformat())
+            return await open_goal(tx, person_id, cleaned, sensitivity, scope=scope,
+                                   provenance=provenance, due=due, priority=priority,
+                                   source_turn_id=source_turn_id, now=self._now().isoformat())
+
+    async def classed(self, cleaned: str) -> Sensitivity:
+        """A goal's class, by its words and its meaning (`VectorBook.classes`)."""
+        (sensitivity,) = await self._vectors.classes([cleaned])
+        return sensitivity
 
     async def check(self, person_id: str, text: str, *, scope: str, priority: int = 2) -> str:
         """The goal's text as it would be kept; InvalidRequest for one that cannot be."""
@@ -92,6 +99,7 @@ async def open_goal(
     tx: Tx,
     person_id: str,
     cleaned: str,
+    sensitivity: Sensitivity,
     *,
     scope: str,
     provenance: str,
@@ -101,7 +109,8 @@ async def open_goal(
     source_turn_id: int | None = None,
 ) -> tuple[int, bool]:
     """Inside the caller's transaction: the member's open goal with these words (made now, or
-    the one already open: False). `cleaned` has passed `GoalBook.check`."""
+    the one already open: False). `cleaned` has passed `GoalBook.check`, `sensitivity` is its
+    class (`VectorBook.classes`, read before the transaction: it may embed)."""
     norm = normalize(cleaned)
     existing = await Lane(tx, scope).value(
         "goals", "goal_id", "person_id = ? AND norm = ? AND state = 'open'", (person_id, norm),
@@ -112,7 +121,7 @@ async def open_goal(
         "INSERT INTO goals(person_id, scope, text, norm, sensitivity, priority, due,"
         " provenance, source_turn_id, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (person_id, scope, cleaned, norm, classify(cleaned).value, priority, due,
+        (person_id, scope, cleaned, norm, sensitivity.value, priority, due,
          provenance, source_turn_id, now, now),
     )
     return goal_id, True

@@ -23,11 +23,12 @@ from typing import Literal
 
 from memory.classifier import classify
 from memory.errors import InvalidRequest
-from memory.gate import Gate
+from memory.gate import Census, Gate
 from memory.goals import GoalBook, open_goal
 from memory.inbox import Delivery, queue_reply
 from memory.lens import may_echo
 from memory.models import AccessContext, Activity, Frozen, Role, Sensitivity, check_scope
+from memory.sensing import more_private
 from memory.store import Row, Store, Tx
 from memory.transcript import line_text
 
@@ -147,10 +148,11 @@ class ReminderBook:
         for its answer). Made once per line it came from: the same words from the same line
         again (a turn replayed after a crash) return the reminder already made, and False."""
         cleaned = await self._goals.check(person_id, text, scope=scope)
+        sensitivity = await self._goals.classed(cleaned)
         now = self._now().isoformat()
         async with self._store.transaction() as tx:
             goal_id, _ = await open_goal(
-                tx, person_id, cleaned, scope=scope, now=now,
+                tx, person_id, cleaned, sensitivity, scope=scope, now=now,
                 provenance="promised" if self_started else "requested",
                 due=None if due is None else due.isoformat(), source_turn_id=source_turn_id,
             )
@@ -498,12 +500,17 @@ class ReminderBook:
 
 async def _say(tx: Tx, reminder: Reminder, text: str, *, now: str, template_version: str,
                used: Mapping[str, Sequence[int]], tokens: dict[str, int]) -> int:
-    """Her line in the reminder's chat and scope, as a reply of hers is stored."""
+    """Her line in the reminder's chat and scope, as a reply of hers is stored: at least as
+    private as the goal it reminds of (whose class its meaning raised when it was made)."""
     masked = line_text(text)
+    goal = await Census(tx).value("goals", "sensitivity", "goal_id = ?", (reminder.goal_id,))
+    sensitivity = classify(masked)
+    if goal is not None:
+        sensitivity = more_private(sensitivity, Sensitivity(str(goal)))
     turn_id = await tx.execute(
         "INSERT INTO turns(chat_id, speaker_id, role, scope, sensitivity, text, at)"
         " VALUES (?, NULL, ?, ?, ?, ?, ?)",
-        (reminder.chat_id, Role.ASSISTANT.value, reminder.scope, classify(masked).value,
+        (reminder.chat_id, Role.ASSISTANT.value, reminder.scope, sensitivity.value,
          masked, now),
     )
     await tx.execute(

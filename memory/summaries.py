@@ -6,13 +6,15 @@ Must not: mix scopes in one summary, or return one the reader's wall or lens hol
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from memory.classifier import classify
 from memory.gate import Gate
-from memory.models import AccessContext, Summary, check_scope
+from memory.models import AccessContext, Sensitivity, Summary, check_scope
 from memory.secrets import mask_secrets
+from memory.sensing import more_private
 from memory.store import Store
 
 
@@ -24,17 +26,23 @@ class SummaryBook:
         self._gate = gate
         self._now = now
 
-    async def write(self, scope: str, chat_id: str, text: str, through_turn_id: int) -> None:
-        """Store a rolling summary under the scope of what it was made from."""
+    async def write(self, scope: str, chat_id: str, text: str, through_turn_id: int,
+                    made_from: Sequence[Sensitivity] = ()) -> None:
+        """Store a rolling summary under the scope of what it was made from, as private as
+        the most private of what it was made from (`made_from`: the classes of its lines,
+        read by their words and meaning, and of the summary before it) or of its own words.
+        The fitted reader of meaning is not asked about the summary itself: it reads one
+        line's meaning, and on a text of many things it raises ordinary summaries."""
         check_scope(scope)
         masked = mask_secrets(text.strip())
+        sensitivity = functools.reduce(more_private, made_from, classify(masked))
         async with self._store.transaction() as tx:
             await tx.execute(
                 "INSERT INTO summaries(scope, chat_id, text, sensitivity, through_turn_id,"
                 " updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(scope, chat_id) DO UPDATE"
                 " SET text = excluded.text, sensitivity = excluded.sensitivity,"
                 " through_turn_id = excluded.through_turn_id, updated_at = excluded.updated_at",
-                (scope, chat_id, masked, classify(masked).value, through_turn_id,
+                (scope, chat_id, masked, sensitivity.value, through_turn_id,
                  self._now().isoformat()),
             )
 

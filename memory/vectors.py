@@ -30,11 +30,12 @@ import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
 from memory import wall
+from memory.classifier import classify
 from memory.embedder import Embedder
 from memory.errors import InvalidRequest, StoreBusy
 from memory.gate import Census, Lane
-from memory.models import REDACTED, AccessContext
-from memory.sensing import Senser, less_private_than, senser_for
+from memory.models import REDACTED, AccessContext, Sensitivity
+from memory.sensing import Senser, less_private_than, more_private, senser_for
 from memory.store import Store, Tx
 from memory.terms import forget_cached_texts
 
@@ -396,6 +397,19 @@ class VectorBook:
         if embedder is None or not texts:
             return None
         return await self.off_loop(lambda: embedder.embed(texts))
+
+    async def classes(self, texts: list[str]) -> list[Sensitivity]:
+        """The class of each text about to be stored without a vector of its own (a goal, a
+        summary's sentences): the word rules' reading, raised to the more private class the
+        fitted reader finds in its meaning (`memory.sensing`). The words alone under an
+        embedder never fitted on."""
+        by_words = [classify(text) for text in texts]
+        senser = self._senser
+        vectors = None if senser is None else await self.embed(texts)
+        if senser is None or vectors is None:
+            return by_words
+        return [c if sensed is None else more_private(c, sensed.sensitivity)
+                for c, sensed in zip(by_words, senser.read(vectors), strict=True)]
 
     async def similar(self, ctx: AccessContext, query: str, top: int) -> Similar | None:
         """The reader's visible beliefs and lines nearest `query`, embedded as a question

@@ -204,7 +204,10 @@ async def _compact(
             log.warning("compaction failed: %s", exc)
             continue
         if text.strip():
-            await memory.summaries.write(scope, chat_id, text, turns[-1].turn_id)
+            made_from = [t.sensitivity for t in turns]
+            if earlier is not None and previous is not None:
+                made_from.append(previous.sensitivity)
+            await memory.summaries.write(scope, chat_id, text, turns[-1].turn_id, made_from)
             written += 1
     return written
 

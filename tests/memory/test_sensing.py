@@ -4,6 +4,7 @@ classes as the more private thing, and the lens then keeps it where it belongs."
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,55 @@ async def test_without_fitted_weights_for_the_embedder_the_word_rules_alone_deci
         assert line.sensitivity is Sensitivity.ORDINARY
     finally:
         await household.memory.close()
+
+
+async def test_a_summary_made_from_a_line_classed_by_meaning_is_kept_from_work_without_a_grant(
+    home: Household,
+) -> None:
+    m = home.memory
+    scope = private_scope(home.bob.person_id)
+    said = ["We talked about the weekend trip to the lake",
+            "Grandpa takes lithium every morning since his last episode"]
+    for chat, text in (("dm:1002", said[0]), ("dm:1002", said[1]), ("dm:other", said[0])):
+        await m.transcript.append(chat_id=chat, speaker_id=home.bob.person_id, role=Role.USER,
+                                  scope=scope, text=text)
+    inspect = home.dm(home.bob, Activity.MEMBER_INSPECT)
+    for chat in ("dm:1002", "dm:other"):
+        lines = await m.transcript.lines(inspect, chat_id=chat)
+        summary = "Bob spoke of " + " and ".join(t.text.lower() for t in lines) + "."
+        assert classify(summary) is Sensitivity.ORDINARY  # no listed word says it
+        await m.summaries.write(scope, chat, summary, lines[-1].turn_id,
+                                [t.sensitivity for t in lines])
+
+    proactive = home.dm(home.bob, Activity.PROACTIVE)
+    assert await m.summaries.get(proactive, "dm:1002") is None
+    ordinary = await m.summaries.get(proactive, "dm:other")  # the lens holds back only health
+    assert ordinary is not None and ordinary.sensitivity is Sensitivity.ORDINARY
+    own = await m.summaries.get(home.dm(home.bob), "dm:1002")  # Bob, talking with her, has it
+    assert own is not None and own.sensitivity is Sensitivity.HEALTH
+
+
+async def test_a_reminder_the_word_rules_miss_is_classed_by_its_meaning_and_so_is_its_line(
+    home: Household,
+) -> None:
+    m = home.memory
+    text = "remind Grandpa to take his lithium, since his last episode he must not skip it"
+    assert classify(text) is Sensitivity.ORDINARY
+    scope = private_scope(home.bob.person_id)
+    reminder, _ = await m.reminders.add(
+        home.bob.person_id, text, scope=scope, chat_id="dm:1002", telegram_chat=1002,
+        zone="Europe/London", due=home.clock() + timedelta(hours=1))
+    await m.goals.add(home.bob.person_id, "buy paint for the shed", scope=scope,
+                      provenance="requested")
+
+    own = {g.text: g.sensitivity for g in await m.goals.open(home.dm(home.bob))}
+    assert own == {text: Sensitivity.HEALTH, "buy paint for the shed": Sensitivity.ORDINARY}
+    proactive = await m.goals.open(home.dm(home.bob, Activity.PROACTIVE))
+    assert [g.text for g in proactive] == ["buy paint for the shed"]
+
+    said = f"Reminder: {text}"
+    assert await m.reminders.fire(reminder, text=said, why="asked", local_day="today",
+                                  next_due=None, deliver_to=None)
+    (line,) = [t for t in await m.transcript.lines(home.dm(home.bob, Activity.MEMBER_INSPECT))
+               if t.text == said]
+    assert line.sensitivity is Sensitivity.HEALTH

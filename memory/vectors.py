@@ -399,14 +399,20 @@ class VectorBook:
         return await self.off_loop(lambda: embedder.embed(texts))
 
     async def classes(self, texts: list[str]) -> list[Sensitivity]:
-        """The class of each text about to be stored without a vector of its own (a goal, a
-        summary's sentences): the word rules' reading, raised to the more private class the
-        fitted reader finds in its meaning (`memory.sensing`). The words alone under an
-        embedder never fitted on."""
+        """The class of each text about to be stored without a vector of its own (a goal or
+        a reminder's): the word rules' reading, raised to the more private class the fitted
+        reader finds in its meaning (`memory.sensing`). The words alone under an embedder
+        never fitted on, or when the embedder fails: what was asked for is kept either way."""
         by_words = [classify(text) for text in texts]
         senser = self._senser
-        vectors = None if senser is None else await self.embed(texts)
-        if senser is None or vectors is None:
+        if senser is None:
+            return by_words
+        try:
+            vectors = await self.embed(texts)
+        except Exception:
+            log.exception("a text's meaning could not be read; its words class it")
+            return by_words
+        if vectors is None:
             return by_words
         return [c if sensed is None else more_private(c, sensed.sensitivity)
                 for c, sensed in zip(by_words, senser.read(vectors), strict=True)]

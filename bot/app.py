@@ -39,6 +39,7 @@ from bot.proactive import run_proactive_job
 from bot.request import PatientRequest
 from bot.settings import ConfigError, Settings
 from memory import MAX_TURN_CHARS, HearthError, Memory, Role, StoreBusy, utc_now
+from soul import judge as soul_judge
 from soul import tick as soul_tick
 from soul.files import Soul
 from soul.model import ModelError
@@ -299,6 +300,7 @@ async def run_tick_job(context: HearthContext) -> None:
             now=hearth.now(),
             assistant=hearth.soul.manifest.name,
             quiet_after=hearth.quiet_after,
+            model_classes=soul_judge.wanted(hearth.soul, hearth.model),
         )
 
     await _background_work(hearth, "tick", tick)

@@ -914,6 +914,7 @@ async def _tick_every(memory: Memory, gateway: Gateway, soul: Soul, seconds: int
     """The bot's tick, on the bot's schedule (every HEARTH_TICK_SECONDS, a chat counted quiet
     after as long), so what is said here becomes memory without `hearth tick`. A failed tick
     is logged and waits for the next; it never speaks into the conversation."""
+    from soul.judge import wanted  # noqa: PLC0415
     from soul.tick import run_tick  # noqa: PLC0415
 
     while True:
@@ -922,7 +923,8 @@ async def _tick_every(memory: Memory, gateway: Gateway, soul: Soul, seconds: int
             await memory.vectors.sync()
             report = await run_tick(memory, gateway, now=utc_now(),
                                     assistant=soul.manifest.name,
-                                    quiet_after=timedelta(seconds=seconds))
+                                    quiet_after=timedelta(seconds=seconds),
+                                    model_classes=wanted(soul, gateway))
         except Exception as exc:  # a failed tick must never end the chat
             log.warning("the tick failed (%s); it runs again in %d s", type(exc).__name__,
                         seconds)
@@ -960,6 +962,7 @@ async def _tick(settings: Settings, db: Path) -> int:
     """`hearth tick`: consolidate everything pending now and refresh summaries; print what
     it did."""
     from soul.files import load_soul  # noqa: PLC0415
+    from soul.judge import wanted  # noqa: PLC0415
     from soul.tick import run_tick  # noqa: PLC0415
 
     soul = load_soul(settings.soul_dir, profile=settings.profile)
@@ -967,7 +970,8 @@ async def _tick(settings: Settings, db: Path) -> int:
     try:
         async with _model(settings, soul) as gateway:
             report = await run_tick(memory, gateway, now=utc_now(),
-                                    assistant=soul.manifest.name, drain=True)
+                                    assistant=soul.manifest.name, drain=True,
+                                    model_classes=wanted(soul, gateway))
     finally:
         await memory.close()
     for line in report.lines():

@@ -40,6 +40,7 @@ from memory.models import (
 from memory.people import PeopleBook
 from memory.receipts import keyed_digest
 from memory.secrets import has_secret
+from memory.sensing import less_private_than, more_private
 from memory.store import Row, Store, Tx
 from memory.vectors import VectorBook
 
@@ -51,6 +52,7 @@ QUARANTINE_BELOW = 0.75
 # A belief not reinforced for this long reads as stale.
 STALE_AFTER = timedelta(days=180)
 MAX_PROPOSITION_CHARS = 1000
+BY_THE_MODEL = "the model"  # `sensitivity_by` of a class a capable model gave at consolidation
 
 _SPACE = re.compile(r"\s+")
 _TRAILING = re.compile(r"[\s.!?;:,…]+$")
@@ -86,6 +88,9 @@ class Assertion:
     turn_ids: tuple[int, ...] = ()
     version: int | None = None
     valid_from: str | None = None
+    # The class a capable model gave it at consolidation: it raises the belief's class (never
+    # lowers it, never over a member's own), recorded as given by the model.
+    model_class: Sensitivity | None = None
 
 
 def check_text(text: str) -> str:
@@ -148,11 +153,11 @@ async def assert_one(
             return WriteOutcome(status="dropped", reason="nothing to count evidence against")
         if item.version is not None and item.version < 1:
             return WriteOutcome(status="dropped", reason="an older version")
-        sensitivity = await _sensitivity_for(tx, item.scope, norm, text, classify)
+        sensitivity, by = await _sensitivity_for(tx, item, norm, text, classify)
         belief_id = await tx.execute(
             "INSERT INTO beliefs(proposition, norm, scope, kind, subject_id, sensitivity,"
-            " log_odds, version, quarantined, valid_from, created_at, updated_at, reinforced_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, 0, 0, 0, ?, ?, ?, ?)",
+            " sensitivity_by, log_odds, version, quarantined, valid_from, created_at,"
+            " updated_at, reinforced_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ?, ?, ?, ?)",
             (
                 text,
                 norm,
@@ -160,6 +165,7 @@ async def assert_one(
                 item.kind.value,
                 item.subject_id,
                 sensitivity.value,
+                by,
                 item.valid_from or now,
                 now,
                 now,
@@ -171,6 +177,16 @@ async def assert_one(
         row = existing[0]
         belief_id = int(row["belief_id"])
         current_version, log_odds = int(row["version"]), float(row["log_odds"])
+        if item.model_class is not None and item.sign > 0:
+            milder = less_private_than(item.model_class)
+            await tx.execute(
+                "UPDATE beliefs SET sensitivity = ?, sensitivity_by = ? WHERE belief_id = ?"
+                f" AND sensitivity IN ({', '.join('?' for _ in milder)}) AND NOT EXISTS"
+                " (SELECT 1 FROM sensitivity_overrides o WHERE o.scope = beliefs.scope"
+                " AND o.norm = beliefs.norm)",
+                (item.model_class.value, BY_THE_MODEL, belief_id,
+                 *(m.value for m in milder)),
+            )
 
     version = current_version + 1 if item.version is None else item.version
     if version <= current_version:
@@ -226,13 +242,20 @@ async def _from_before_forget(lane: Lane, fingerprint: str, item: Assertion) -> 
 
 
 async def _sensitivity_for(
-    tx: Tx, scope: str, norm: str, text: str, classify: Callable[[str], Sensitivity]
-) -> Sensitivity:
+    tx: Tx, item: Assertion, norm: str, text: str, classify: Callable[[str], Sensitivity]
+) -> tuple[Sensitivity, str | None]:
+    """A new belief's class and who gave it (`sensitivity_by`; None: its words): a member's
+    own class for these words, else the word rules' reading, raised by the model's."""
     override = await tx.scalar(
         "SELECT sensitivity FROM sensitivity_overrides WHERE scope = ? AND norm = ?",
-        (scope, norm),
+        (item.scope, norm),
     )
-    return Sensitivity(override) if override else classify(text)
+    if override:
+        return Sensitivity(override), "a member"
+    by_words = classify(text)
+    if item.model_class is not None and more_private(by_words, item.model_class) != by_words:
+        return item.model_class, BY_THE_MODEL
+    return by_words, None
 
 
 async def is_quarantined(lane: Lane, belief_id: int) -> bool:

@@ -29,6 +29,7 @@ from memory.models import (
     Kind,
     Provenance,
     Role,
+    Sensitivity,
     Turn,
     WriteOutcome,
     check_scope,
@@ -70,6 +71,14 @@ class ExtractedItem(BaseModel):
     )
     about: str | None = Field(description="The first name of the person it is about, or null.")
     lines: list[int] = Field(description="The numbers of the lines it comes from.")
+    # Strict mode sends it as required (null allowed); a stand-in that leaves it out still
+    # validates as "no class given".
+    private: Literal["health", "finance", "credentials"] | None = Field(
+        default=None,
+        description="health (body, mind, illness, treatment), finance (money, debts, "
+        "accounts, pay) or credentials (a way into an account, a door, an alarm or a device: "
+        "codes, passwords, logins) when the item is about one of them; otherwise null.",
+    )
 
 
 class Extraction(BaseModel):
@@ -91,6 +100,8 @@ Rules:
 - Small talk gives no items. Never copy passwords, keys, codes, card or account numbers.
 - "lines" are the numbers of the lines the item comes from.
 - kind is one of: fact, preference, commitment, goal, person.
+- private is health, finance or credentials when the item is about that, in any words or \
+language; otherwise null.
 Answer with JSON only, like the examples."""
 
 # Worked examples, sent as earlier turns of the same chat: a small model copies the shape of an
@@ -104,7 +115,7 @@ _EXAMPLES: tuple[tuple[str, tuple[ExtractedItem, ...]], ...] = (
         "3. Kofi: my brother Sam lives in Accra",
         (
             ExtractedItem(statement="Kofi is allergic to shellfish", kind="fact", about="Kofi",
-                          lines=[1]),
+                          lines=[1], private="health"),
             ExtractedItem(statement="Kofi's brother Sam lives in Accra", kind="person",
                           about="Kofi", lines=[3]),
         ),
@@ -218,7 +229,8 @@ def _echoes_an_example(statement: str, batch: Batch) -> bool:
 
 
 def assertions_from(
-    batch: Batch, extraction: Extraction, people_by_name: Mapping[str, str]
+    batch: Batch, extraction: Extraction, people_by_name: Mapping[str, str], *,
+    model_classes: bool = False,
 ) -> list[Assertion]:
     """The extraction as evidence in the batch's own scope, with `extracted` provenance.
 
@@ -227,6 +239,8 @@ def assertions_from(
     she said is not evidence of what is true. So is an item echoing the prompt's worked
     examples. An item about a member who is not among the speakers of its lines, or citing no
     line at all, is second-hand and weighs less (it waits in quarantine until corroborated).
+    With `model_classes` (a capable model, never the embedded one), the class the model gave
+    an item raises its belief's (`Assertion.model_class`).
     """
     owner = scope_owner(batch.scope)
     if not batch.turns:
@@ -258,6 +272,8 @@ def assertions_from(
                 subject_id=subject,
                 weight=1.0 if first_hand else SECOND_HAND_WEIGHT,
                 turn_ids=tuple(t.turn_id for t in turns),
+                model_class=(Sensitivity(item.private)
+                             if model_classes and item.private is not None else None),
             )
         )
     return out

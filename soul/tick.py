@@ -110,12 +110,15 @@ async def run_tick(
     assistant: str = "hearth",
     quiet_after: timedelta = timedelta(minutes=5),
     drain: bool = False,
+    model_classes: bool = False,
 ) -> TickReport:
     """One tick: consolidate each scope's pending batch, refresh due summaries, then make
     the snapshot of each chat with news (`memory.snapshots`).
 
     A scope is consolidated when a full batch waits or its newest line is older than
     `quiet_after`; `drain` (the `hearth tick` command) takes everything pending now.
+    `model_classes`: the model is a capable one (`soul.judge.wanted`), and the class it gives
+    each item (health, finance, credentials) raises its belief's.
     """
     report = TickReport()
     people = await memory.people.list()
@@ -155,7 +158,8 @@ async def run_tick(
                                 "shared" if scope == SHARED else "private", exc)
                     report.failed += 1
                     break
-                items = assertions_from(batch, extraction, by_name)
+                items = assertions_from(batch, extraction, by_name,
+                                        model_classes=model_classes)
                 if not items:
                     # Nothing usable (a small model often answers nothing, or only echoes):
                     # the plain first-person statements members made are still learnt, by

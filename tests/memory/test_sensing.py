@@ -12,7 +12,9 @@ import pytest
 from memory import (
     SHARED,
     Activity,
+    Assertion,
     E5Embedder,
+    Provenance,
     Quoted,
     Recalled,
     Role,
@@ -164,3 +166,30 @@ async def test_a_reminder_the_word_rules_miss_is_classed_by_its_meaning_and_so_i
     (line,) = [t for t in await m.transcript.lines(home.dm(home.bob, Activity.MEMBER_INSPECT))
                if t.text == said]
     assert line.sensitivity is Sensitivity.HEALTH
+
+
+async def test_a_models_class_raises_a_belief_when_it_is_heard_again_but_not_over_a_members(
+    tmp_path: Path,
+) -> None:
+    home = await make_household(tmp_path / "h.db")  # no fitted reader: words and the model
+    m = home.memory
+    try:
+        scope = private_scope(home.bob.person_id)
+        text = "Bob sees Dr Amari on Fridays"
+        ctx = home.dm(home.bob, Activity.MEMBER_INSPECT)
+
+        async def heard(source: str, model_class: Sensitivity | None) -> tuple[object, ...]:
+            await m.beliefs.assert_all([Assertion(
+                proposition=text, scope=scope, provenance=Provenance.EXTRACTED, source=source,
+                model_class=model_class)])
+            (belief,) = await m.beliefs.inspect(ctx)
+            return belief.sensitivity, belief.sensitivity_by
+
+        assert await heard("c1", None) == (Sensitivity.ORDINARY, None)
+        assert await heard("c2", Sensitivity.HEALTH) == (Sensitivity.HEALTH, "the model")
+        assert await heard("c3", Sensitivity.FINANCE) == (Sensitivity.HEALTH, "the model")
+        (belief,) = await m.beliefs.inspect(ctx)
+        assert await m.beliefs.set_sensitivity(ctx, belief.belief_id, Sensitivity.ORDINARY)
+        assert await heard("c4", Sensitivity.HEALTH) == (Sensitivity.ORDINARY, "a member")
+    finally:
+        await m.close()

@@ -580,7 +580,8 @@ async def test_the_consolidation_schema_sent_is_strict_closed_and_has_no_default
     assert schema["required"] == ["items"] == list(schema["properties"])
     item = schema["$defs"]["ExtractedItem"]
     assert item["additionalProperties"] is False
-    assert item["required"] == ["statement", "kind", "about", "lines"] == list(item["properties"])
+    assert item["required"] == ["statement", "kind", "about", "lines", "private"] == list(
+        item["properties"])
     assert '"default"' not in json.dumps(schema)
 
 

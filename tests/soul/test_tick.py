@@ -652,3 +652,36 @@ async def test_a_model_echoing_the_prompts_examples_is_not_remembered_but_the_me
     assert await facts(house, house.bob) == ["Bob lives in Leeds"]
     (prompt,) = [m for m in model.prompts if is_consolidation(m)]  # type: ignore[arg-type]
     assert "Kofi" in json.dumps(prompt[:-1]) and "Kofi" not in prompt[-1]["content"]
+
+
+class ClassingModel(ScriptedModel):
+    """A capable model's stand-in that also classes what it extracts: health for lithium."""
+
+    async def extract(self, messages: list[dict[str, str]], schema: type[T]) -> T:
+        answer = extraction_for(messages)  # type: ignore[arg-type]
+        for item in answer["items"]:
+            item["private"] = "health" if "lithium" in item["statement"] else None
+        self.prompts.append(messages)
+        return schema.model_validate(answer)
+
+
+@pytest.mark.parametrize("capable", [True, False])
+async def test_the_class_a_capable_model_gives_at_consolidation_raises_the_belief(
+    house: Household, capable: bool,
+) -> None:
+    await say(house, house.bob, "since my last episode I take lithium every morning")
+    await say(house, house.bob, "I repainted the shed on Saturday")
+    await tick(house, ClassingModel(), model_classes=capable)
+
+    ctx = AccessContext.for_member(house.bob.person_id, Activity.MEMBER_INSPECT, "test")
+    got = {b.proposition: (b.sensitivity, b.sensitivity_by)
+           for b in await house.memory.beliefs.inspect(ctx)}
+    lithium = next(p for p in got if "lithium" in p)
+    shed = next(p for p in got if "shed" in p)
+    assert got[shed] == (Sensitivity.ORDINARY, None)
+    # The embedded small model's class is not taken: the words alone say ordinary here.
+    assert got[lithium] == ((Sensitivity.HEALTH, "the model") if capable
+                            else (Sensitivity.ORDINARY, None))
+    proactive = AccessContext.for_member(house.bob.person_id, Activity.PROACTIVE, "test")
+    used = [b.proposition for b in await house.memory.beliefs.inspect(proactive)]
+    assert (lithium in used) is not capable and shed in used

@@ -52,8 +52,9 @@ MAX_ITEMS_PER_BATCH = 24
 _LINE_CHARS = 600  # a batch line is clipped to this in the prompt; the transcript keeps it whole
 
 
-# The schema is exact: every field required, no key beside them, no defaults (a docstring here
-# would be sent to the model as the schema's description). An answer of `{}` or
+# The schema is exact: every field required, no key beside them, no defaults but an item's
+# `private`, which only raises a class (a docstring here would be sent to the model as the
+# schema's description). An answer of `{}` or
 # `{"facts": [...]}` would otherwise validate as "nothing to remember" and the batch's lines
 # would be passed over for good; failing validation makes it an unusable answer, retried at
 # the next tick like any other (soul.tick). Only `{"items": []}` says nothing is worth keeping.

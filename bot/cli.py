@@ -39,6 +39,7 @@ from memory import (
     SHARED,
     AccessContext,
     Activity,
+    Belief,
     HearthError,
     Memory,
     Person,
@@ -87,6 +88,9 @@ def _day(text: str) -> date:
             f"{text!r} is not a day like 2026-03-15") from None
 
 
+_EXPLAIN_CLASS = "say how each belief's class was given (words, meaning, the model, a member)"
+
+
 def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI, in one place
     parser = _Parser(prog="hearth", description="hearth: a household's companion on Telegram")
     _db_option(parser, top=True)
@@ -129,13 +133,14 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
     inspect = command("inspect", "what she knows about NAME, as NAME may see it")
     inspect.add_argument("--as", dest="as_name", required=True, metavar="NAME")
     inspect.add_argument("--explain", action="store_true",
-                         help="say how each belief's class was given (words, meaning, member)")
+                         help=_EXPLAIN_CLASS)
 
     beliefs = command("beliefs", "NAME's visible beliefs, as they stood on DATE (default: now)")
     beliefs.add_argument("--as", dest="as_name", required=True, metavar="NAME")
     beliefs.add_argument("--as-of", dest="as_of", type=_day, default=None, metavar="DATE",
                          help="a day like 2026-03-15: the beliefs that held at its end, in the "
                               "household's time zone")
+    beliefs.add_argument("--explain", action="store_true", help=_EXPLAIN_CLASS)
 
     forget = command("forget", "forget NAME's beliefs matching TEXT")
     forget.add_argument("--as", dest="as_name", required=True, metavar="NAME")
@@ -537,10 +542,13 @@ async def _inspect(memory: Memory, args: argparse.Namespace) -> int:
     for b in found:
         line = (f"{b.ref}\t{b.confidence:.2f}\t{b.status}\t{_scope_label(b.scope)}\t"
                 f"{b.sensitivity}\t{b.proposition}\t({b.evidence_count} source(s))")
-        if args.explain:
-            line += f"\t{b.sensitivity} by {b.sensitivity_by or 'its words'}"
-        _print(line)
+        _print(line + (_class_given(b) if args.explain else ""))
     return EXIT_OK
+
+
+def _class_given(b: Belief) -> str:
+    """How a belief's class was given, for `--explain`."""
+    return f"\t{b.sensitivity} by {b.sensitivity_by or 'its words'}"
 
 
 async def _beliefs(settings: Settings, db: Path, args: argparse.Namespace) -> int:
@@ -569,7 +577,8 @@ async def _beliefs(settings: Settings, db: Path, args: argparse.Namespace) -> in
         until = ("" if h.until is None else " until "
                  + datetime.fromisoformat(h.until).astimezone(zone).date().isoformat())
         _print(f"{b.ref}\t{b.confidence:.2f}\t{b.status}\t{_scope_label(b.scope)}\t"
-               f"{b.sensitivity}\t{b.proposition}\t(from {since}{until})")
+               f"{b.sensitivity}\t{b.proposition}\t(from {since}{until})"
+               + (_class_given(b) if args.explain else ""))
     return EXIT_OK
 
 

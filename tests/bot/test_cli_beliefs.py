@@ -117,3 +117,16 @@ def test_an_unknown_member_exits_non_zero_with_one_line(hearth: Shell) -> None:
     code, out, err = hearth("beliefs", "--as", "Mallory", "--as-of", "2026-03-15")
     assert code != 0 and out == ""
     assert err.strip().count("\n") == 0 and "Mallory" in err
+
+
+def test_explain_says_how_each_beliefs_class_was_given(hearth: Shell) -> None:
+    assert hearth("people", "add", "Olivia", "--owner")[0] == 0
+    assert hearth("remember", "--as", "Olivia", "Olivia", "plays", "the", "oboe")[0] == 0
+    assert hearth("remember", "--as", "Olivia", "Olivia's", "PIN", "is", "private")[0] == 0
+    code, out, _ = hearth("beliefs", "--as", "Olivia", "--explain")
+    assert code == 0
+    lines = {line.split("\t")[5]: line.split("\t")[-1] for line in out.splitlines()}
+    assert lines["Olivia plays the oboe"] == "ordinary by its words"
+    assert lines["Olivia's PIN is private"] == "credentials by its words"
+    plain = hearth("beliefs", "--as", "Olivia")[1]
+    assert "by its words" not in plain  # only asked for

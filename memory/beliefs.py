@@ -40,9 +40,9 @@ from memory.models import (
 from memory.people import PeopleBook
 from memory.receipts import keyed_digest
 from memory.secrets import has_secret
-from memory.sensing import less_private_than, more_private
+from memory.sensing import more_private
 from memory.store import Row, Store, Tx
-from memory.vectors import VectorBook
+from memory.vectors import BELIEFS, VectorBook, raise_class
 
 LOG_ODDS_LIMIT = 6.0
 # Below this reliability x weight, a belief resting on one source waits in quarantine. A member's
@@ -178,15 +178,7 @@ async def assert_one(
         belief_id = int(row["belief_id"])
         current_version, log_odds = int(row["version"]), float(row["log_odds"])
         if item.model_class is not None and item.sign > 0:
-            milder = less_private_than(item.model_class)
-            await tx.execute(
-                "UPDATE beliefs SET sensitivity = ?, sensitivity_by = ? WHERE belief_id = ?"
-                f" AND sensitivity IN ({', '.join('?' for _ in milder)}) AND NOT EXISTS"
-                " (SELECT 1 FROM sensitivity_overrides o WHERE o.scope = beliefs.scope"
-                " AND o.norm = beliefs.norm)",
-                (item.model_class.value, BY_THE_MODEL, belief_id,
-                 *(m.value for m in milder)),
-            )
+            await raise_class(tx, BELIEFS, belief_id, item.model_class, BY_THE_MODEL)
 
     version = current_version + 1 if item.version is None else item.version
     if version <= current_version:

@@ -90,6 +90,22 @@ REPEATS_DEVIATIONS = 2.5
 REPEATS_MEASURED = 20
 
 
+async def raise_class(tx: Tx, tier: Tier, row_id: int, sensitivity: Sensitivity,
+                      by: str) -> None:
+    """Raise one row's class to `sensitivity`, saying who gave it (`sensitivity_by`): never
+    lower, and never over a class a member set on their own belief."""
+    milder = less_private_than(sensitivity)
+    keep_own = (" AND NOT EXISTS (SELECT 1 FROM sensitivity_overrides o"
+                " WHERE o.scope = beliefs.scope AND o.norm = beliefs.norm)"
+                if tier is BELIEFS else "")
+    await tx.execute(
+        f"UPDATE {tier.table} SET sensitivity = ?, sensitivity_by = ?"
+        f" WHERE {tier.key} = ? AND sensitivity IN ({', '.join('?' for _ in milder)})"
+        + keep_own,
+        (sensitivity.value, by, row_id, *(m.value for m in milder)),
+    )
+
+
 async def _alive(tx: Tx, tier: Tier, items: Sequence[tuple[int, str, str]]) -> set[int]:
     """Which of these rows (id, scope, text) are still stored with their words, each read
     through its own scope's lane."""
@@ -384,6 +400,11 @@ class VectorBook:
                 PASSAGES.table: self.passages}[tier.table]
 
     @property
+    def _model(self) -> str:
+        """The embedder's name, which the measured bars are kept under ("" without one)."""
+        return "" if self.embedder is None else self.embedder.name
+
+    @property
     def _senser(self) -> Senser | None:
         return None if self.embedder is None else senser_for(self.embedder.name)
 
@@ -621,14 +642,16 @@ class VectorBook:
             batch = [item for _, item in itertools.islice(self._waiting, FILED_TOGETHER)]
             if not batch:
                 return
-            try:
-                await self._file(batch)
-            except StoreBusy:
-                raise
-            except Exception:
-                if len(batch) == 1:
-                    log.exception("a line could not be filed; the next start files it")
-                else:  # which line failed is not known: each is tried alone
+            if len(batch) == 1:
+                await self._file_alone(batch[0])
+            else:
+                try:
+                    await self._file(batch)
+                except StoreBusy:
+                    raise
+                except Exception:
+                    # Which line failed is not known: each is tried alone.
+                    log.debug("a batch of lines could not be filed together", exc_info=True)
                     for item in batch:
                         await self._file_alone(item)
             for item in batch:
@@ -708,22 +731,20 @@ class VectorBook:
         """The members' lines of `scope` that say what these beliefs of it say, by meaning
         (`REPEATS`): what a forget of them scrubs beside the lines that repeat their words.
         Nothing under an embedder never measured, or for a belief without a vector."""
-        name = "" if self.embedder is None else self.embedder.name
-        floor = REPEATS.get(name)
+        floor = REPEATS.get(self._model)
         if floor is None or self.index is None or self.lines is None:
             return set()
         got = [v for row_id, v in self.index.vectors(belief_ids).items()
                if self.index.where.get(row_id) == scope]
         if not got:
             return set()
-        return self.lines.standing_out(scope, np.stack(got), floor,
-                                       REPLACES.get(name, REPLACES_UNMEASURED)[0])
+        lines, _ = REPLACES.get(self._model, REPLACES_UNMEASURED)
+        return self.lines.standing_out(scope, np.stack(got), floor, lines)
 
     @property
     def same_thing(self) -> float:
         """How alike two beliefs must be to say the same thing, under this embedder."""
-        name = "" if self.embedder is None else self.embedder.name
-        return SAME_THING.get(name, SAME_THING_UNMEASURED)
+        return SAME_THING.get(self._model, SAME_THING_UNMEASURED)
 
     def near(self, scope: str, threshold: float) -> Callable[[list[int]], list[tuple[int, int]]]:
         index = self.index
@@ -889,8 +910,7 @@ class VectorBook:
         index = self._index(tier)
         if index is None or not kept:
             return
-        lines, beliefs = REPLACES.get("" if self.embedder is None else self.embedder.name,
-                                      REPLACES_UNMEASURED)
+        lines, beliefs = REPLACES.get(self._model, REPLACES_UNMEASURED)
         threshold = lines if tier is LINES else beliefs
         scopes = {row_id: scope for row_id, scope, _ in items if row_id in kept}
 
@@ -932,19 +952,9 @@ class VectorBook:
         senser = self._senser
         if senser is None:
             return
-        keep_own = (" AND NOT EXISTS (SELECT 1 FROM sensitivity_overrides o"
-                    " WHERE o.scope = beliefs.scope AND o.norm = beliefs.norm)"
-                    if tier is BELIEFS else "")
         for row_id, sensed in zip(ids, senser.read(vectors), strict=True):
-            if sensed is None or row_id not in alive:
-                continue
-            milder = less_private_than(sensed.sensitivity)
-            await tx.execute(
-                f"UPDATE {tier.table} SET sensitivity = ?, sensitivity_by = ?"
-                f" WHERE {tier.key} = ? AND sensitivity IN ({', '.join('?' for _ in milder)})"
-                + keep_own,
-                (sensed.sensitivity.value, sensed.why, row_id, *(m.value for m in milder)),
-            )
+            if sensed is not None and row_id in alive:
+                await raise_class(tx, tier, row_id, sensed.sensitivity, sensed.why)
 
     async def _keep(self, items: Sequence[tuple[int, str, str]], tier: Tier,
                     given: Matrix | None = None) -> dict[int, Matrix]:

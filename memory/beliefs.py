@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from memory import wall
 from memory.classifier import classify as classify_text
 from memory.errors import InvalidRequest
-from memory.gate import STATED_BY, Census, Gate, Lane, Read, ref_for
+from memory.gate import STATED_BY, Census, Gate, Lane, Read, Writing, ref_for
 from memory.models import (
     BACKGROUND_PROVENANCES,
     RELIABILITY,
@@ -284,7 +284,7 @@ async def rescore(lane: Lane, belief_id: int, now: str) -> None:
 _CONSOLIDATED_IN = re.compile(r"^consolidation:((?:shared)|(?:private:[^:]+)):")
 
 
-async def rehome_crossed_evidence(tx: Tx, owner_id: str | None, now: str) -> int:
+async def rehome_crossed_evidence(tx: Writing, owner_id: str | None, now: str) -> int:
     """Evidence a hearth before the rule recorded on another scope's belief (a member's private
     words reinforcing the shared belief with the same words) goes back to a belief of the scope
     it was heard in, made for it when none is there; both beliefs are rescored, and a belief
@@ -325,8 +325,8 @@ async def rehome_crossed_evidence(tx: Tx, owner_id: str | None, now: str) -> int
     touched: dict[int, str] = {}
     for (belief_id, origin), evidence in sorted(moves.items()):
         scope = scope_of[belief_id]
-        home = Lane(tx, origin)
-        original = await Lane(tx, scope).one("beliefs", "belief_id = ?", (belief_id,))
+        home = tx.lane(origin)
+        original = await tx.lane(scope).one("beliefs", "belief_id = ?", (belief_id,))
         if original is None:
             continue
         found = await home.value("beliefs", "belief_id", "norm = ?", (original["norm"],))
@@ -350,7 +350,7 @@ async def rehome_crossed_evidence(tx: Tx, owner_id: str | None, now: str) -> int
         touched[belief_id] = scope
         touched[int(str(found))] = origin
     for belief_id, scope in touched.items():
-        lane = Lane(tx, scope)
+        lane = tx.lane(scope)
         if await lane.value("evidence", "count(*)", "belief_id = ?", (belief_id,)):
             await rescore(lane, belief_id, now)
         else:
@@ -483,17 +483,17 @@ class BeliefBook:
         """Assert a batch of evidence in one transaction; embeddings are added after commit."""
         for item in items:
             check_scope(item.scope)
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             outcomes = await self.assert_in(tx, items)
         await self.embed_created(items, outcomes)
         return outcomes
 
-    async def assert_in(self, tx: Tx, items: Sequence[Assertion]) -> list[WriteOutcome]:
+    async def assert_in(self, tx: Writing, items: Sequence[Assertion]) -> list[WriteOutcome]:
         """Assert evidence inside a transaction the caller holds (each item through its own
         scope's lane); the caller embeds what was created once it commits."""
         now = self._now().isoformat()
         return [
-            await assert_one(Lane(tx, item.scope), item, secret=self._secret, now=now,
+            await assert_one(tx.lane(item.scope), item, secret=self._secret, now=now,
                              classify=classify_text)
             for item in items
         ]
@@ -511,7 +511,7 @@ class BeliefBook:
     async def rehome_once(self) -> None:
         """Re-home evidence an older hearth let cross scopes (`rehome_crossed_evidence`), the
         first time this database is opened by a hearth that knows the rule."""
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             if await tx.scalar("SELECT 1 FROM evidence_rehoming LIMIT 1"):
                 return
             census = Census(tx)
@@ -552,11 +552,11 @@ class BeliefBook:
     ) -> bool:
         """An explicit override of a belief's class, by its owner; it wins over the classifier
         both ways. Returns False, as for a missing belief, when it is not theirs."""
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             scope = (await self._scopes_of(tx, [belief_id])).get(belief_id)
             if scope is None or not await self._may_change(tx, ctx, scope):
                 return False
-            await _override(Lane(tx, scope), belief_id, sensitivity, str(ctx.person_id),
+            await _override(tx.lane(scope), belief_id, sensitivity, str(ctx.person_id),
                             self._now().isoformat())
         return True
 
@@ -574,11 +574,11 @@ class BeliefBook:
     async def supersede(self, ctx: AccessContext, old: int, new: int) -> bool:
         """The newer belief supersedes the older one of the same scope; nothing is deleted."""
         now = self._now().isoformat()
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             scope = await self._shared_visible_scope(tx, ctx, old, new)
             if scope is None:
                 return False
-            starts = await Lane(tx, scope).value(
+            starts = await tx.lane(scope).value(
                 "beliefs", "valid_from", "belief_id = ?", (new,))
             await tx.execute(
                 "UPDATE beliefs SET superseded_by = ?, valid_to = ?, updated_at = ?"

@@ -336,7 +336,7 @@ class ConsolidationBook:
         """
         if any(item.scope != batch.scope for item in items):
             raise InvalidRequest("a batch's extractions belong to the batch's own scope")
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             if await _watermark(Census(tx), batch.scope) != batch.after_turn_id:
                 return None
             outcomes = await self._beliefs.assert_in(tx, items)

@@ -9,6 +9,9 @@
     ├── InvalidRequest    input the caller can fix (empty text, an activity that cannot be granted)
     └── LedgerError       the install secret is missing or unreadable
 
+Outside the tree, because no member's input can cause it: `ContentRefused`, a statement that
+tried to select remembered content beside the gate (a defect in the code, never caught).
+
 Messages are one line, written for the person at the keyboard, and never carry remembered
 content or a secret token.
 """
@@ -43,3 +46,7 @@ class InvalidRequest(HearthError):
 
 class LedgerError(HearthError):
     pass
+
+
+class ContentRefused(RuntimeError):
+    """A statement selected from a walled table through a transaction, not through the gate."""

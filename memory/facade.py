@@ -88,7 +88,7 @@ class Memory:
         self.household = HouseholdBook(store, self.people, now)
         self.inbox = Inbox(store, now)
         self.outbox = Outbox(store, now)
-        self.vectors = VectorBook(store, embedder, now)
+        self.vectors = VectorBook(store, gate, embedder, now)
         self.transcript = TranscriptBook(store, gate, self.vectors, now)
         self.beliefs = BeliefBook(store, gate, self.people, self.vectors,
                                   secret=secret, now=now)
@@ -103,13 +103,13 @@ class Memory:
         self.dream = DreamBook(store, gate, self.people, self.vectors, now)
         self.forgetting = ForgetBook(store, gate, self.people, self.vectors,
                                      secret=secret, now=now)
-        self.grants = GrantBook(store, self.people, now)
+        self.grants = GrantBook(store, gate, self.people, now)
         self.ledger = LedgerBook(store, gate, self.people, self._anchor)
         self.export = ExportBook(gate, self.people, self.grants, now)
         self.minds = MindBook(store, gate, self.people, self.grants, self.beliefs,
                               vectors=self.vectors, secret=secret, now=now)
         self.shelf = Shelf(store, gate, self.people, self.vectors, now)
-        self.media = MediaBook(store, now)
+        self.media = MediaBook(store, gate, now)
 
     @classmethod
     async def open(

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from memory.beliefs import lensed, normalize, tombstone_fingerprint
 from memory.errors import InvalidRequest
-from memory.gate import Census, Gate, Lane
+from memory.gate import Census, Gate, Lane, Writing
 from memory.inbox import purge_chat
 from memory.models import REDACTED, SHARED, AccessContext, Activity, Belief, private_scope
 from memory.people import PeopleBook
@@ -198,7 +198,7 @@ async def _scrub_derived(lane: Lane, norms: set[str], secret: bytes, now: str) -
                 )
 
 
-async def reapply_tombstones(tx: Tx, secret: bytes, kept: list[tuple[str, str]]) -> list[int]:
+async def reapply_tombstones(tx: Writing, secret: bytes, kept: list[tuple[str, str]]) -> list[int]:
     """After a restore: the tombstones the replaced database had (`kept`, fingerprint and
     time) join the restored one's, and whatever a backup made before those forgets still
     holds is forgotten again, scope by scope: beliefs by their keyed fingerprint, lines,
@@ -216,7 +216,7 @@ async def reapply_tombstones(tx: Tx, secret: bytes, kept: list[tuple[str, str]])
         scopes.update(str(r["scope"]) for r in await census.select(table, "DISTINCT scope"))
     gone: list[int] = []
     for scope in sorted(scopes):
-        gone += await _reapply_in(Lane(tx, scope), secret, known)
+        gone += await _reapply_in(tx.lane(scope), secret, known)
     await tx.execute("DELETE FROM snapshots")  # made from rows as they were: the tick remakes
     for row in await tx.fetchall("SELECT proposal_id AS id, text, reason FROM persona_proposals"):
         said = f"{row['text']}\n{row['reason']}"
@@ -310,10 +310,10 @@ async def _rebuild_index(tx: Tx) -> None:
         await tx.execute(f"INSERT INTO {index}({index}) VALUES ('optimize')")
 
 
-async def purge_scope(tx: Tx, scope: str) -> list[int]:
+async def purge_scope(tx: Writing, scope: str) -> list[int]:
     """Remove everything a scope holds: beliefs, evidence, vectors, lines, overrides, grants,
     and the documents on its shelf."""
-    ids = [int(r["belief_id"]) for r in await Lane(tx, scope).select("beliefs",
+    ids = [int(r["belief_id"]) for r in await tx.lane(scope).select("beliefs",
                                                                        columns="belief_id")]
     await tx.execute("DELETE FROM beliefs WHERE scope = ?", (scope,))
     await tx.execute("DELETE FROM turns WHERE scope = ?", (scope,))
@@ -390,7 +390,7 @@ class ForgetBook:
     async def remove_person(self, person_id: str) -> int:
         """Purge a member and everything they own; returns how many beliefs went with them."""
         person = await self._people.get(person_id)
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             gone = await purge_scope(tx, private_scope(person.person_id))
             if person.telegram_id is not None:  # their DM's chat id is their Telegram id
                 await purge_chat(tx, person.telegram_id)
@@ -410,7 +410,7 @@ class ForgetBook:
 
     async def reapply(self, kept: list[tuple[str, str]]) -> None:
         """After a restore: forget again what the replaced database had forgotten."""
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             await reapply_tombstones(tx, self._secret, kept)
         await self._store.checkpoint()
         await self.mirror()

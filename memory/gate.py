@@ -7,16 +7,22 @@ content table written anywhere but here):
   wall's predicate (`memory.wall`) in every SELECT it makes, passes the rows through the purpose
   lens (`memory.lens`) when asked, and when the read closes it writes the receipt, in the same
   transaction, naming what the read returned.
-- `Lane(tx, scope)` is one scope's own write path and upkeep (asserting evidence, scrubbing a
-  forget, loading a scope's vectors). Every SELECT it makes is confined to that scope; it returns
+- A `Lane` is one scope's own write path and upkeep (asserting evidence, scrubbing a forget,
+  loading a scope's vectors). Every SELECT it makes is confined to that scope; it returns
   nothing to a reader, so it writes no receipt. Evidence never crosses scopes because a lane
-  cannot see another scope.
+  cannot see another scope. Lanes come only from the gate: from a write transaction the gate
+  opened (`Gate.writing`, then `Writing.lane`) or from a read (`Read.lane`); constructing one
+  elsewhere raises.
 - `Census(tx)` is the machinery's view across scopes: ids, counts, times, scopes and
   watermarks. It reads only tables `memory.schema` declares and only the columns declared to
   hold no words; it refuses any content column (`CONTENT_COLUMNS`) and `*`.
 
 A read's transaction is the gate's: a write that follows a read takes its lane from the read
 (`Read.lane`), and no other module reaches into it (tests/test_architecture.py).
+
+Every other transaction refuses a statement that selects from a walled table (`memory.store`
+raises `ContentRefused`). Only the gate reads through `unwalled(tx)`, and each of its statements
+carries the wall's rule, a lane's scope, or the census's allowlist.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import itertools
 import json
 import re
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,7 +44,7 @@ from memory.lens import may_use
 from memory.models import REDACTED, AccessContext, Activity, Grant, Sensitivity
 from memory.receipts import LedgerAnchor, keyed_digest, write_receipt
 from memory.schema import CONTENT_COLUMNS, CONTENT_TABLES, METADATA_COLUMNS, SCOPED, declared
-from memory.store import Row, Store, Tx
+from memory.store import Row, Store, Tx, unwalled
 
 # The walled tables, the columns that hold words, and how each walled row reaches its scope
 # (`{}` is the wall's, or the lane's, rule over a `scope` column) come from the declaration of
@@ -139,7 +145,8 @@ class Read:
 
     def __init__(self, tx: Tx, ctx: AccessContext, now: str,
                  shared: _Together | None = None) -> None:
-        self._tx = tx
+        self._given = tx  # walled: what a lane of this read writes through
+        self._tx = unwalled(tx)
         self.ctx = ctx
         self.now = now
         self.ids: list[int] = []
@@ -154,11 +161,11 @@ class Read:
         the read (a forget, a dream's merges): only a scope the reader may see."""
         if not wall.is_visible(self.ctx, scope):
             raise ValueError(f"a read for {self.ctx.actor} has no lane into {scope!r}")
-        return Lane(self._tx, scope)
+        return Lane(self._given, scope, key=_KEY)
 
     def census(self) -> Census:
         """The machinery's view, inside this read's transaction: no words, ids and times."""
-        return Census(self._tx)
+        return Census(self._given)
 
     async def contradiction_edges(self, ids: Sequence[int]) -> list[tuple[int, int]]:
         """The contradictions between two of these beliefs (ids the reader already has)."""
@@ -445,13 +452,23 @@ def grant_from_row(row: Row, note: str = "") -> Grant:
     )
 
 
+# What the gate hands a lane it makes: a lane constructed without it raises.
+_KEY = object()
+
+
 class Lane:
     """One scope's own rows, for that scope's write path and upkeep. Every SELECT is confined
-    to `scope`; nothing read here is handed to a reader, so no receipt is written."""
+    to `scope`; nothing read here is handed to a reader, so no receipt is written.
 
-    def __init__(self, tx: Tx, scope: str) -> None:
+    Made only by the gate (`Writing.lane`, `Read.lane`). `tx` is the transaction it writes
+    through, which, like every transaction outside the gate, refuses to select content."""
+
+    def __init__(self, tx: Tx, scope: str, *, key: object = None) -> None:
+        if key is not _KEY:
+            raise TypeError("a lane comes from the gate: Gate.writing() or Read.lane()")
         self.tx = tx
         self.scope = scope
+        self._reads = unwalled(tx)
 
     async def select(
         self,
@@ -465,7 +482,7 @@ class Lane:
     ) -> list[Row]:
         sql = _select(columns, table, f"{_where(table, 'scope = ?')} AND ({where})", order, limit)
         tail = () if limit is None else (limit,)
-        return await self.tx.fetchall(sql, (self.scope, *params, *tail))
+        return await self._reads.fetchall(sql, (self.scope, *params, *tail))
 
     async def one(self, table: str, where: str, params: Sequence[object] = (), *,
                   columns: str = "*") -> Row | None:
@@ -483,7 +500,7 @@ class Census:
     content column, never `*`."""
 
     def __init__(self, tx: Tx) -> None:
-        self.tx = tx
+        self._tx = unwalled(tx)  # its own allowlist stands in for the wall: no content at all
 
     async def select(
         self,
@@ -518,12 +535,24 @@ class Census:
             sql += f" ORDER BY {order}"
         if limit is not None:
             sql += " LIMIT ?"
-        return await self.tx.fetchall(sql, (*params, *(() if limit is None else (limit,))))
+        return await self._tx.fetchall(sql, (*params, *(() if limit is None else (limit,))))
 
     async def value(self, source: str, column: str, where: str = "1",
                     params: Sequence[object] = ()) -> object:
         rows = await self.select(source, f"{column} AS value", where, params, limit=1)
         return None if not rows else rows[0]["value"]
+
+
+class Writing(Tx):
+    """A write transaction the gate opened (`Gate.writing`): it refuses to select content like
+    any other, and it is where the lanes of the scopes it writes come from."""
+
+    def lane(self, scope: str) -> Lane:
+        """One scope's lane in this transaction: its reads confined to `scope`."""
+        return Lane(self, scope, key=_KEY)
+
+    def census(self) -> Census:
+        return Census(self)
 
 
 @dataclass
@@ -552,6 +581,11 @@ class Gate:
         self._secret = secret
         self._anchor = anchor
         self._now = now
+
+    def writing(self) -> AbstractAsyncContextManager[Writing]:
+        """A write transaction whose lanes read one scope each (`Writing.lane`): a write path
+        and upkeep that must read a scope's own rows, which it hands to no reader."""
+        return self._store.opened(Writing)
 
     @asynccontextmanager
     async def together(self, ctx: AccessContext) -> AsyncIterator[None]:
@@ -614,4 +648,4 @@ class Gate:
         return seq
 
 
-__all__ = ["CONTENT_COLUMNS", "CONTENT_TABLES", "Census", "Gate", "Lane", "Read"]
+__all__ = ["CONTENT_COLUMNS", "CONTENT_TABLES", "Census", "Gate", "Lane", "Read", "Writing"]

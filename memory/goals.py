@@ -12,11 +12,11 @@ from datetime import datetime
 
 from memory.beliefs import check_text, normalize
 from memory.errors import InvalidRequest
-from memory.gate import Gate, Lane
+from memory.gate import Gate, Writing
 from memory.models import AccessContext, Goal, Sensitivity, check_scope, scope_owner
 from memory.people import PeopleBook
 from memory.secrets import has_secret
-from memory.store import Store, Tx
+from memory.store import Store
 from memory.vectors import VectorBook
 
 
@@ -46,7 +46,7 @@ class GoalBook:
         False. Returns only ids, never text."""
         cleaned = await self.check(person_id, text, scope=scope, priority=priority)
         sensitivity = await self.classed(cleaned)
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             return await open_goal(tx, person_id, cleaned, sensitivity, scope=scope,
                                    provenance=provenance, due=due, priority=priority,
                                    source_turn_id=source_turn_id, now=self._now().isoformat())
@@ -96,7 +96,7 @@ class GoalBook:
 
 
 async def open_goal(
-    tx: Tx,
+    tx: Writing,
     person_id: str,
     cleaned: str,
     sensitivity: Sensitivity,
@@ -112,7 +112,7 @@ async def open_goal(
     the one already open: False). `cleaned` has passed `GoalBook.check`, `sensitivity` is its
     class (`VectorBook.classes`, read before the transaction: it may embed)."""
     norm = normalize(cleaned)
-    existing = await Lane(tx, scope).value(
+    existing = await tx.lane(scope).value(
         "goals", "goal_id", "person_id = ? AND norm = ? AND state = 'open'", (person_id, norm),
     )
     if existing is not None:

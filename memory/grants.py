@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from memory.errors import InvalidRequest
-from memory.gate import GRANT_COLUMNS, Census, Lane, grant_from_row
+from memory.gate import GRANT_COLUMNS, Census, Gate, grant_from_row
 from memory.lens import GRANTABLE
 from memory.models import SHARED, Activity, Grant, Person, Sensitivity, private_scope, scope_owner
 from memory.people import PeopleBook
@@ -36,8 +36,10 @@ def owner_means_shared(person: Person, activity: Activity) -> bool:
 class GrantBook:
     """`memory.grants`."""
 
-    def __init__(self, store: Store, people: PeopleBook, now: Callable[[], datetime]) -> None:
+    def __init__(self, store: Store, gate: Gate, people: PeopleBook,
+                 now: Callable[[], datetime]) -> None:
         self._store = store
+        self._gate = gate
         self._people = people
         self._now = now
 
@@ -128,7 +130,7 @@ class GrantBook:
         shown, secret tokens masked as in a transcript line, only when `viewer_id` is the
         member whose facts the grant covers (for shared facts, the household's owner), and is
         empty in every other listing."""
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             census = Census(tx)
             if grantor_id is None:
                 rows = await census.select("grants", GRANT_COLUMNS, order="grant_id")
@@ -141,7 +143,7 @@ class GrantBook:
                 scope = str(row["scope"])
                 note = ""
                 if viewer_id is not None and viewer_id == covered(scope, str(owner or "")):
-                    said = await Lane(tx, scope).value("grants", "note", "grant_id = ?",
+                    said = await tx.lane(scope).value("grants", "note", "grant_id = ?",
                                                        (row["grant_id"],))
                     note = mask_secrets(str(said or ""))
                 shown.append(grant_from_row(row, note))

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.gate import Census, Lane
+from memory.gate import Census, Gate
 from memory.models import check_scope
 from memory.store import Store
 
@@ -40,8 +40,9 @@ class Waiting:
 class MediaBook:
     """`memory.media`: what waits to be heard or seen."""
 
-    def __init__(self, store: Store, now: Callable[[], datetime]) -> None:
+    def __init__(self, store: Store, gate: Gate, now: Callable[[], datetime]) -> None:
         self._store = store
+        self._gate = gate
         self._now = now
 
     async def wait(self, *, kind: str, file_id: str, chat_id: str, telegram_chat: int,
@@ -62,13 +63,13 @@ class MediaBook:
         if not kinds:
             return []
         marks = ", ".join("?" for _ in kinds)
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             rows = await Census(tx).select(
                 "media_waiting", "media_id, scope", f"kind IN ({marks}) AND attempts < ?",
                 (*kinds, MOST_ATTEMPTS), order="media_id", limit=limit)
             out = []
             for r in rows:
-                row = await Lane(tx, str(r["scope"])).one(
+                row = await tx.lane(str(r["scope"])).one(
                     "media_waiting", "media_id = ?", (int(r["media_id"]),))
                 if row is not None:
                     out.append(Waiting(

@@ -150,7 +150,7 @@ class ReminderBook:
         cleaned = await self._goals.check(person_id, text, scope=scope)
         sensitivity = await self._goals.classed(cleaned)
         now = self._now().isoformat()
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             goal_id, _ = await open_goal(
                 tx, person_id, cleaned, sensitivity, scope=scope, now=now,
                 provenance="promised" if self_started else "requested",

@@ -21,22 +21,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import sqlite3
 import stat
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
 from memory.dbfile import check_database_file
-from memory.errors import StoreBusy, StoreError
+from memory.errors import ContentRefused, StoreBusy, StoreError
 from memory.migrations import MIGRATIONS
+from memory.schema import declared
 from memory.terms import index_text
 
 Params = Sequence[Any] | dict[str, Any]
+_T = TypeVar("_T", bound="Tx")
 Row = sqlite3.Row
 
 log = logging.getLogger("hearth.store")
@@ -60,17 +63,44 @@ def is_transient(exc: sqlite3.Error) -> bool:
     )
 
 
-class Tx:
-    """One open transaction. Handed out by `Store.transaction`; never kept beyond it."""
+_SELECTS = re.compile(r"\bSELECT\b", re.IGNORECASE)
+_SOURCES = re.compile(r"\b(?:FROM|JOIN)\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
+
+def walled_source(sql: str) -> str | None:
+    """The walled table (or keyword index) this statement selects from, if any: remembered
+    content, which only the gate reads (`memory.gate` puts the wall in every such statement)."""
+    if not _SELECTS.search(sql):
+        return None
+    for name in _SOURCES.findall(sql):
+        table = declared(name.lower())
+        if table is not None and table.scope is not None:
+            return str(name)
+    return None
+
+
+class Tx:
+    """One open transaction. Handed out by `Store.transaction`; never kept beyond it.
+
+    It refuses any statement that selects from a walled table (`walled_source`): remembered
+    content is read only through the gate, which reads through `unwalled(tx)` and puts the
+    wall in every statement itself. So a read written beside the gate fails when it runs,
+    whatever builds its SQL, not only when a test reads the source."""
+
+    def __init__(self, conn: aiosqlite.Connection, *, walled: bool = True) -> None:
         self._conn = conn
+        self._walled = walled
         # The ledger's last receipt as this transaction appended it (`memory.receipts`): the
         # transaction holds the write lock, so no one else can append after it before commit.
         self.ledger_head: object | None = None
 
+    def _check(self, sql: str) -> None:
+        if self._walled and (table := walled_source(sql)) is not None:
+            raise ContentRefused(f"remembered content ({table}) is read only through the gate")
+
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run a statement; returns lastrowid (for inserts) or rowcount."""
+        self._check(sql)
         cursor = await self._conn.execute(sql, params)
         try:
             if sql.lstrip().upper().startswith("INSERT"):
@@ -80,9 +110,11 @@ class Tx:
             await cursor.close()
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+        self._check(sql)
         await self._conn.executemany(sql, rows)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        self._check(sql)
         # One trip to the connection's thread, where a cursor's execute, fetch and close are
         # three (a recall makes a few dozen reads).
         return list(await self._conn.execute_fetchall(sql, params))
@@ -95,6 +127,13 @@ class Tx:
     async def scalar(self, sql: str, params: Params = ()) -> Any:
         row = await self.fetchone(sql, params)
         return None if row is None else row[0]
+
+
+def unwalled(tx: Tx) -> Tx:
+    """The same transaction without the refusal: for the gate alone, whose every statement
+    carries the wall, and for the schema's own steps at open, before any reader. Nothing else
+    calls it (tests/test_architecture.py)."""
+    return Tx(tx._conn, walled=False)
 
 
 class Store:
@@ -181,18 +220,24 @@ class Store:
             if name in done:
                 continue
             self.applied_now.add(name)
-            # A migration and the row recording it commit together.
+            # A migration and the row recording it commit together. Its steps may rebuild an
+            # index from its table, before any reader: the one place beside the gate that may.
             async with self.transaction() as tx:
+                steps = unwalled(tx)
                 for statement in statements:
-                    await tx.execute(statement)
+                    await steps.execute(statement)
                 await tx.execute("INSERT INTO migrations(name) VALUES (?)", (name,))
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Tx]:
+    def transaction(self) -> AbstractAsyncContextManager[Tx]:
         """The one serialised path: BEGIN IMMEDIATE, commit on success, roll back on error.
 
         Waits for another program's lock up to `lock_wait` seconds; raises StoreBusy, with
         nothing written, when the lock outlasts that or the disk refuses the write."""
+        return self.opened(Tx)
+
+    @asynccontextmanager
+    async def opened(self, kind: type[_T]) -> AsyncIterator[_T]:
+        """`transaction`, handing out a `kind` of transaction (the gate's `Writing`)."""
         task = asyncio.current_task()
         if task is not None and self._holder is task:
             # The lock is this task's own: waiting on it would wait forever.
@@ -207,7 +252,7 @@ class Store:
                 await asyncio.shield(self._rollback())
                 raise
             try:
-                yield Tx(self._conn)
+                yield kind(self._conn)
             except sqlite3.Error as exc:
                 await self._rollback()
                 if is_transient(exc):

@@ -33,7 +33,7 @@ from memory import wall
 from memory.classifier import classify
 from memory.embedder import Embedder
 from memory.errors import InvalidRequest, StoreBusy
-from memory.gate import Census, Lane
+from memory.gate import Census, Gate, Writing
 from memory.models import REDACTED, AccessContext, Sensitivity
 from memory.sensing import Senser, less_private_than, more_private, senser_for
 from memory.store import Store, Tx
@@ -106,7 +106,7 @@ async def raise_class(tx: Tx, tier: Tier, row_id: int, sensitivity: Sensitivity,
     )
 
 
-async def _alive(tx: Tx, tier: Tier, items: Sequence[tuple[int, str, str]]) -> set[int]:
+async def _alive(tx: Writing, tier: Tier, items: Sequence[tuple[int, str, str]]) -> set[int]:
     """Which of these rows (id, scope, text) are still stored with their words, each read
     through its own scope's lane."""
     by_scope: dict[str, list[int]] = {}
@@ -114,7 +114,7 @@ async def _alive(tx: Tx, tier: Tier, items: Sequence[tuple[int, str, str]]) -> s
         by_scope.setdefault(scope, []).append(row_id)
     alive: set[int] = set()
     for scope, ids in by_scope.items():
-        rows = await Lane(tx, scope).select(
+        rows = await tx.lane(scope).select(
             tier.table, f"{tier.rows} AND {tier.words} AND {tier.key} IN"
             f" ({', '.join('?' for _ in ids)})", ids, columns=f"{tier.key} AS id")
         alive.update(int(r["id"]) for r in rows)
@@ -358,9 +358,10 @@ class Similar:
 class VectorBook:
     """The embedder and the indexes together; a book of `Memory` (`memory.vectors`)."""
 
-    def __init__(self, store: Store, embedder: Embedder | None,
+    def __init__(self, store: Store, gate: Gate, embedder: Embedder | None,
                  now: Callable[[], datetime] | None = None) -> None:
         self._store = store
+        self._gate = gate
         self.embedder = embedder
         self._now = now or (lambda: datetime.now(UTC))
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hearth-cpu",
@@ -765,7 +766,7 @@ class VectorBook:
         self._just_embedded.clear()
         self._questions.clear()
         if self._waiting:  # a forgotten line's words leave the queue too
-            async with self._filing, self._store.transaction() as tx:
+            async with self._filing, self._gate.writing() as tx:
                 alive = await _alive(tx, LINES, [item for _, item in self._waiting])
             self._waiting = deque(w for w in self._waiting if w[1][0] in alive)
         for tier in TIERS:
@@ -845,8 +846,8 @@ class VectorBook:
         if only is not None:
             among += f" AND {key} IN ({', '.join('?' for _ in only)})"
             params = tuple(only)
-        async with self._store.transaction() as tx:
-            lane = Lane(tx, scope)
+        async with self._gate.writing() as tx:
+            lane = tx.lane(scope)
             every = [int(r["id"]) for r in await lane.select(
                 tier.table, among, params, columns=f"{key} AS id")]
             if only is not None and tier is LINES:
@@ -879,8 +880,8 @@ class VectorBook:
             for start in range(0, len(ids), BLOCK):
                 chunk = ids[start : start + BLOCK]
                 among = f"{tier.key} IN ({', '.join('?' for _ in chunk)}) AND {tier.words}"
-                async with self._store.transaction() as tx:  # a line forgotten since is skipped
-                    rows = await Lane(tx, scope).select(
+                async with self._gate.writing() as tx:  # a line forgotten since is skipped
+                    rows = await tx.lane(scope).select(
                         tier.table, among, chunk,
                         columns=f"{tier.key} AS id, {tier.text} AS words", order=tier.key)
                 await self._keep([(int(r["id"]), scope, str(r["words"])) for r in rows], tier)
@@ -924,12 +925,12 @@ class VectorBook:
             return
         now = self._now().isoformat()
         voice = "speaker_id" if tier is LINES else "subject_id"
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             marks: list[tuple[str, int, int, str, float, str]] = []
             for row_id, hits in found.items():
                 scope = scopes[row_id]
                 wanted = [row_id, *(old for old, _ in hits)]
-                rows = await Lane(tx, scope).select(
+                rows = await tx.lane(scope).select(
                     tier.table, f"{tier.key} IN ({', '.join('?' for _ in wanted)})", wanted,
                     columns=f"{tier.key} AS id, {voice} AS voice")
                 voices = {int(r["id"]): r["voice"] for r in rows}
@@ -969,7 +970,7 @@ class VectorBook:
         if vectors is None:
             return {}
         model, key = self.embedder.name, tier.key
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             # Alive: still there and not forgotten (a forget may have ended while it embedded).
             alive = await _alive(tx, tier, items)
             await tx.executemany(

@@ -149,6 +149,20 @@ def test_no_module_selects_remembered_content_except_the_gate() -> None:
     assert offenders == []
 
 
+def test_only_the_gate_reads_through_an_unwalled_transaction() -> None:
+    """Every transaction refuses to select content; `unwalled` lifts that for the gate alone
+    (and for the store's own schema steps at open)."""
+    offenders = []
+    for path in _sources("memory"):
+        if path.name in {"gate.py", "store.py"}:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Name | ast.Attribute) and (
+                    node.id if isinstance(node, ast.Name) else node.attr) == "unwalled":
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []
+
+
 def test_only_the_gate_makes_a_receipted_read() -> None:
     """A `Read` (the walled, lensed, receipted read) is only ever made by `Gate.read`."""
     offenders = []

@@ -1,4 +1,5 @@
-"""The gate's three ways in: a receipted read, one scope's lane, and the census without words."""
+"""The gate's three ways in: a receipted read, one scope's lane, and the census without words;
+and no way in beside them."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import asyncio
 
 import pytest
 
-from memory import AccessContext, private_scope
+from memory import AccessContext, Role, private_scope
+from memory.errors import ContentRefused
 from memory.gate import Census, Lane
 from tests.helpers import Household
 
@@ -29,8 +31,8 @@ async def test_a_lane_sees_its_own_scope_and_nothing_of_anyone_elses(home: House
     m = home.memory
     await m.beliefs.remember(home.bob.person_id, "Bob keeps a diary under the mattress")
     await m.beliefs.remember(home.alice.person_id, "Alice keeps a diary in the piano")
-    async with m._store.transaction() as tx:
-        bobs = Lane(tx, private_scope(home.bob.person_id))
+    async with m.grants._gate.writing() as tx:
+        bobs = tx.lane(private_scope(home.bob.person_id))
         seen = await bobs.select("beliefs", "norm LIKE ?", ("%diary%",), columns="proposition")
         assert [r["proposition"] for r in seen] == ["Bob keeps a diary under the mattress"]
         evidence = await bobs.select("evidence", columns="source")
@@ -38,6 +40,47 @@ async def test_a_lane_sees_its_own_scope_and_nothing_of_anyone_elses(home: House
         assert str(evidence[0]["source"]).startswith(f"statement:{home.bob.person_id}")
         with pytest.raises(ValueError, match="not a content table"):
             await bobs.select("people")
+
+
+async def test_a_transaction_beside_the_gate_cannot_read_anyones_words_however_it_asks(
+    home: Household,
+) -> None:
+    m = home.memory
+    await m.beliefs.remember(home.bob.person_id, "Bob keeps a diary under the mattress")
+    await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id, role=Role.USER,
+                              scope=private_scope(home.bob.person_id), text="my diary is there")
+    table = "".join(("tu", "rns"))  # a name no reader of the source sees
+    peeks = (
+        "SELECT proposition FROM beliefs",
+        f"select text from {table}",
+        "SELECT b.belief_id FROM evidence e JOIN Beliefs b ON b.belief_id = e.belief_id",
+        "SELECT block FROM turns_fts_data",
+        "SELECT rowid FROM beliefs_fts WHERE beliefs_fts MATCH 'diary'",
+        "SELECT count(*) FROM turn_vectors",
+        "INSERT INTO affect(key, valence, arousal, drives, updated_at)"
+        " SELECT text, 0, 0, '', at FROM turns",
+    )
+    async with m._store.transaction() as tx:
+        for sql in peeks:
+            with pytest.raises(ContentRefused, match="only through the gate"):
+                await tx.fetchall(sql)
+            with pytest.raises(ContentRefused):
+                await tx.execute(sql)
+        # What holds no member's words is still read and written as before.
+        assert await tx.scalar("SELECT count(*) FROM people") == 3
+        assert await tx.execute("UPDATE beliefs SET salience = salience WHERE 0") == 0
+    async with m._store.transaction() as tx:
+        assert await tx.scalar("SELECT count(*) FROM affect") == 0  # nothing was copied
+
+
+async def test_a_lane_comes_only_from_the_gate(home: Household) -> None:
+    m = home.memory
+    await m.beliefs.remember(home.bob.person_id, "Bob keeps a diary under the mattress")
+    async with m._store.transaction() as tx:
+        with pytest.raises(TypeError, match="comes from the gate"):
+            Lane(tx, private_scope(home.bob.person_id))
+        with pytest.raises(TypeError, match="comes from the gate"):
+            Lane(tx, private_scope(home.bob.person_id), key=object())
 
 
 async def test_reads_made_together_are_each_receipted_and_the_chain_still_verifies(

@@ -24,7 +24,7 @@ from memory.models import REDACTED, SHARED, AccessContext, Activity, Belief, pri
 from memory.people import PeopleBook
 from memory.receipts import keyed_digest
 from memory.store import Store, Tx
-from memory.vectors import VectorBook
+from memory.vectors import Matrix, VectorBook
 
 
 def row_fingerprint(secret: bytes, table: str, row_id: int, text: str) -> str:
@@ -48,12 +48,14 @@ def like_escape(text: str) -> str:
 async def forget_matching(
     lane: Lane, *, needle: str, secret: bytes, now: str,
     said_again: Callable[[list[int]], set[int]] = lambda ids: set(),
+    derived_again: Callable[[list[int]], set[tuple[str, int]]] = lambda ids: set(),
 ) -> list[int]:
     """Forget every belief of `scope` whose normalised proposition contains `needle`, and the
     words themselves (`needle`, and each belief's distinctive words) from every line, summary
     and goal of the scope, whether or not the tick has consolidated them yet: forgetting right
     after saying something leaves it nowhere. The lines `said_again` names for the forgotten
-    beliefs (the same thing in other words or another language, by meaning) go too. A
+    beliefs (the same thing in other words or another language, by meaning) go too, and so
+    do the summaries and goals `derived_again` names for them (table, id). A
     tombstone for the words themselves refuses a background re-creation of exactly them from
     older material."""
     tx, scope = lane.tx, lane.scope
@@ -72,6 +74,7 @@ async def forget_matching(
         return []
     ids = [int(r["belief_id"]) for r in rows]
     alike = said_again(ids)
+    derived = derived_again(ids)
     marks = ", ".join("?" for _ in ids)
     evidence = [int(r["evidence_id"]) for r in await lane.select(
         "evidence", f"belief_id IN ({marks})", ids, columns="evidence_id")]
@@ -106,7 +109,7 @@ async def forget_matching(
         )
     norms = {str(r["norm"]) for r in rows} | {needle}
     await _scrub_lines(lane, norms, secret, now, alike)
-    await _scrub_derived(lane, norms, secret, now)
+    await _scrub_derived(lane, norms, secret, now, derived)
     await _rebuild_index(tx)
     return ids
 
@@ -161,10 +164,12 @@ async def _scrub_lines(lane: Lane, norms: set[str], secret: bytes, now: str,
         )
 
 
-async def _scrub_derived(lane: Lane, norms: set[str], secret: bytes, now: str) -> None:
-    """Summaries and goals of the scope that repeat a forgotten proposition go too, and its
-    chats' snapshots whole (the next tick makes them again from what is left); a shared
-    forget drops every snapshot, since a member's DM snapshot may hold shared words."""
+async def _scrub_derived(lane: Lane, norms: set[str], secret: bytes, now: str,
+                         alike: Collection[tuple[str, int]] = ()) -> None:
+    """Summaries and goals of the scope that repeat a forgotten proposition go too, with
+    those of `alike` (that say it in other words), and its chats' snapshots whole (the next
+    tick makes them again from what is left); a shared forget drops every snapshot, since a
+    member's DM snapshot may hold shared words."""
     tx, scope = lane.tx, lane.scope
     marks = [_marks(norm) for norm in norms]
     if scope == SHARED:
@@ -174,7 +179,7 @@ async def _scrub_derived(lane: Lane, norms: set[str], secret: bytes, now: str) -
     for table, key in (("summaries", "summary_id"), ("goals", "goal_id")):
         rows = await lane.select(table, columns=f"{key} AS id, text")
         for row in rows:
-            if _repeats(str(row["text"]), norms, marks):
+            if (table, int(row["id"])) in alike or _repeats(str(row["text"]), norms, marks):
                 await _tombstone_rows(tx, secret, now, table,
                                       [(int(row["id"]), str(row["text"]))])
                 if table == "summaries":
@@ -376,16 +381,37 @@ class ForgetBook:
         how many beliefs; the text is never stored."""
         scope, needle = await self._target(ctx, text, shared=shared)
         await self._vectors.file_waiting()  # a line just said is measured by its meaning too
+        measured = await self._derived(scope, needle)
         async with self._gate.read(ctx, "forget", text) as read:
             gone = await forget_matching(
                 read.lane(scope), needle=needle, secret=self._secret, now=read.now,
-                said_again=lambda ids: self._vectors.said_again(scope, ids))
+                said_again=lambda ids: self._vectors.said_again(scope, ids),
+                derived_again=lambda ids: self._vectors.say_again(scope, ids, measured))
             read.returned(gone, [scope] * len(gone))
         self._vectors.remove(gone)
         await self._vectors.prune()
         await self._store.checkpoint()
         await self.mirror()
         return len(gone)
+
+    async def _derived(self, scope: str, needle: str) -> dict[tuple[str, int], Matrix]:
+        """The scope's summaries and goals measured sentence by sentence (`VectorBook.pieces`),
+        when a forget of `needle` has beliefs to forget: embedded before the forget's
+        transaction, so its lock is not held while a model runs. One written in between is
+        still scrubbed by its words."""
+        async with self._gate.writing() as tx:
+            lane = tx.lane(scope)
+            if not await lane.value("beliefs", "belief_id", "norm LIKE ? ESCAPE '\\'",
+                                    (f"%{like_escape(needle)}%",)):
+                return {}
+            rows = [("summaries", int(r["id"]), str(r["text"])) for r in await lane.select(
+                "summaries", "text != ?", (REDACTED,), columns="summary_id AS id, text")]
+            rows += [("goals", int(r["id"]), str(r["text"])) for r in await lane.select(
+                "goals", columns="goal_id AS id, text")]
+        pieces = await self._vectors.pieces([text for _, _, text in rows])
+        if pieces is None:
+            return {}
+        return {(table, row_id): v for (table, row_id, _), v in zip(rows, pieces, strict=True)}
 
     async def remove_person(self, person_id: str) -> int:
         """Purge a member and everything they own; returns how many beliefs went with them."""

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import re
 import threading
 import time
 from collections import deque
@@ -88,6 +89,10 @@ SAME_TEXT = 0.999  # a text's cosine to itself, give or take rounding (bfloat16'
 REPEATS = {"multilingual-e5-small-q4": 0.85, "all-MiniLM-L6-v2": 0.5}
 REPEATS_DEVIATIONS = 2.5
 REPEATS_MEASURED = 20
+# A goal or a summary is measured sentence by sentence (a summary holds many things, and its
+# whole vector would be like none of them), at most PIECES sentences of each.
+_PIECE = re.compile(r"(?<=[.!?;])\s+|\n+")
+PIECES = 24
 
 
 async def raise_class(tx: Tx, tier: Tier, row_id: int, sensitivity: Sensitivity,
@@ -302,12 +307,25 @@ class VectorIndex:
         if block is None or not block.size or not len(vectors):
             return set()
         sims = vectors @ block.matrix[: block.size].T
-        if block.size >= REPEATS_MEASURED:
-            bars = np.maximum(floor, sims.mean(axis=1) + REPEATS_DEVIATIONS * sims.std(axis=1))
-        else:
-            bars = np.full(len(vectors), few, dtype=np.float32)
-        hit = (sims >= bars[:, None]).any(axis=0)
+        hit = (sims >= self._bars(sims, floor, few)[:, None]).any(axis=0)
         return {int(row_id) for row_id in block.ids[: block.size][hit]}
+
+    def bars(self, scope: str, vectors: Matrix, floor: float, few: float) -> Matrix:
+        """For each of `vectors`, the cosine a text must reach to stand out from the rows of
+        `scope` as `standing_out` measures it: what a text kept without a vector (a goal, a
+        summary's sentence) is held to."""
+        block = self.scopes.get(scope)
+        if block is None or not block.size:
+            return np.full(len(vectors), few, dtype=np.float32)
+        return self._bars(vectors @ block.matrix[: block.size].T, floor, few)
+
+    @staticmethod
+    def _bars(sims: Matrix, floor: float, few: float) -> Matrix:
+        if sims.shape[1] >= REPEATS_MEASURED:
+            spread = sims.mean(axis=1) + REPEATS_DEVIATIONS * sims.std(axis=1)
+            bars: Matrix = np.maximum(floor, spread).astype(np.float32)
+            return bars
+        return np.full(len(sims), few, dtype=np.float32)
 
     def older(self, scope: str, vector: Matrix, row_id: int, threshold: float,
               most: int) -> list[tuple[int, float]]:
@@ -741,6 +759,39 @@ class VectorBook:
             return set()
         lines, _ = REPLACES.get(self._model, REPLACES_UNMEASURED)
         return self.lines.standing_out(scope, np.stack(got), floor, lines)
+
+    async def pieces(self, texts: Sequence[str]) -> list[Matrix] | None:
+        """Each text's sentences embedded (at most `PIECES` of each), in one call off the loop:
+        a goal or a summary, which keep no vectors, measured as `said_again` measures lines.
+        None under an embedder never measured."""
+        if REPEATS.get(self._model) is None or self.embedder is None or not texts:
+            return None
+        split = [[p for p in _PIECE.split(t) if p.strip()][:PIECES] or [t] for t in texts]
+        vectors = await self.embed([p for parts in split for p in parts])
+        if vectors is None:
+            return None
+        out, at = [], 0
+        for parts in split:
+            out.append(vectors[at : at + len(parts)])
+            at += len(parts)
+        return out
+
+    def say_again(self, scope: str, belief_ids: Iterable[int],
+                  measured: dict[T, Matrix]) -> set[T]:
+        """Which of `measured` (texts' `pieces`) say what these beliefs of `scope` say: a
+        piece as alike to a belief as a line of the scope that `said_again` would take."""
+        floor = REPEATS.get(self._model)
+        if floor is None or self.index is None or self.lines is None or not measured:
+            return set()
+        got = [v for row_id, v in self.index.vectors(belief_ids).items()
+               if self.index.where.get(row_id) == scope]
+        if not got:
+            return set()
+        beliefs = np.stack(got)
+        lines, _ = REPLACES.get(self._model, REPLACES_UNMEASURED)
+        bars = self.lines.bars(scope, beliefs, floor, lines)
+        return {key for key, pieces in measured.items()
+                if len(pieces) and ((beliefs @ pieces.T) >= bars[:, None]).any()}
 
     @property
     def same_thing(self) -> float:

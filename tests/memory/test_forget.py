@@ -290,3 +290,45 @@ async def test_a_line_that_says_a_forgotten_fact_in_other_words_goes_and_the_res
         assert [lines[i] for i in kept] == list(_BOBS_DAYS)
     finally:
         await m.close()
+
+
+_BOBS_PLANS = (  # his goals that have nothing to do with nuts: a forget leaves them
+    "Die Steuererklärung bis Ende Mai abgeben", "Neue Glühbirnen für den Flur kaufen",
+    "Das Auto zur Inspektion bringen", "Für den Urlaub in Island ein Hotel buchen",
+    "Jeden Morgen zwanzig Minuten Spanisch lernen",
+)
+
+
+async def test_a_goal_and_a_summary_that_say_a_forgotten_fact_in_other_words_go_too(
+    tmp_path: Path, e5: E5Embedder,
+) -> None:
+    home = await make_household(tmp_path / "h.db", embedder=e5)
+    m = home.memory
+    try:
+        scope = private_scope(home.bob.person_id)
+        for text in _BOBS_DAYS:
+            await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
+                                      role=Role.USER, scope=scope, text=text)
+        fact = await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
+                                         role=Role.USER, scope=scope,
+                                         text="Ich bin allergisch gegen Erdnüsse")
+        await m.beliefs.assert_all([
+            Assertion(proposition="Bob ist allergisch gegen Erdnüsse", scope=scope,
+                      provenance=Provenance.CONSOLIDATED, source=f"turns:{fact}",
+                      turn_ids=(fact,)),
+        ])
+        for text in (*_BOBS_PLANS, "Dem Restaurant sagen, dass ich allergisch auf Nüsse bin"):
+            await m.goals.add(home.bob.person_id, text, scope=scope, provenance="stated")
+        await m.summaries.write(
+            scope, "dm:1002", "Bob hat seine Schwester eingeladen. Er reagiert auf Nüsse"
+            " allergisch und muss beim Essen aufpassen. Am Samstag spielt er Fußball.", fact)
+
+        assert await m.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT),
+                                         "Erdnüsse") == 1
+
+        goals = await m.goals.open(home.dm(home.bob))
+        assert sorted(g.text for g in goals) == sorted(_BOBS_PLANS)
+        summary = await m.summaries.get(home.dm(home.bob), "dm:1002")
+        assert summary is None or "Nüsse" not in summary.text
+    finally:
+        await m.close()

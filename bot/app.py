@@ -38,6 +38,7 @@ from bot.proactive import JOB as PROACTIVE_JOB
 from bot.proactive import run_proactive_job
 from bot.request import PatientRequest
 from bot.settings import ConfigError, Settings
+from bot.sightings import Sightings
 from memory import MAX_TURN_CHARS, HearthError, Memory, Role, StoreBusy, utc_now
 from soul import judge as soul_judge
 from soul import tick as soul_tick
@@ -155,7 +156,8 @@ def build_application(
     logging.getLogger("httpx").setLevel(logging.WARNING)  # its request lines carry the token
     jobs: JobQueue[HearthContext] = JobQueue()
     queue = DurableQueue()
-    intake = Intake(memory, config.owner_telegram_id)
+    sightings = Sightings()  # what the sends and the intake know of each chat's messages
+    intake = Intake(memory, config.owner_telegram_id, sightings)
     queue.intake = intake
     processor = ChatOrderedProcessor(on_done=intake.finish, on_abandon=intake.abandon)
     builder = (
@@ -172,10 +174,12 @@ def build_application(
         builder = builder.base_file_url(config.base_file_url or "")
     # Every call but getUpdates waits out flood control and passing trouble (bot.request).
     if request is not None:
-        builder = builder.request(PatientRequest(request)).get_updates_request(request)
+        builder = builder.request(PatientRequest(request, sightings=sightings))
+        builder = builder.get_updates_request(request)
     else:
         builder = builder.request(
-            PatientRequest(HTTPXRequest(connection_pool_size=_CONNECTION_POOL))
+            PatientRequest(HTTPXRequest(connection_pool_size=_CONNECTION_POOL),
+                           sightings=sightings)
         )
     app = builder.build()
     queue.tell = app.bot.send_message

@@ -31,6 +31,7 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 
 from bot import texts
+from bot.sightings import Sightings
 from memory import Memory, StoreError
 
 log = logging.getLogger("hearth.bot")
@@ -55,9 +56,11 @@ class Intake:
     """Which updates came through the inbox, which are being worked on, and which must wait
     for another try (`keep`)."""
 
-    def __init__(self, memory: Memory, owner_telegram_id: int) -> None:
+    def __init__(self, memory: Memory, owner_telegram_id: int,
+                 sightings: Sightings | None = None) -> None:
         self._memory = memory
         self._owner = owner_telegram_id
+        self._sightings = sightings or Sightings()
         self.durable: set[int] = set()  # in the inbox and handed to the application
         self._kept: set[int] = set()  # failed for a reason that passes: answer later
         self._completed: set[int] = set()  # done in the turn's own transaction
@@ -72,6 +75,9 @@ class Intake:
         if sender is None:
             return True  # nobody to serve: the gatekeeper drops it, nothing is written
         user, chat = sender
+        message = update.effective_message
+        if message is not None and update.message is message:
+            self._sightings.heard(chat.id, message.message_id, message.date)
         update_id = update.update_id
         if update_id in self.durable:
             return False  # delivered again while it is being worked on

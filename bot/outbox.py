@@ -9,9 +9,10 @@ the next start) picks up at the part it stopped at. A refusal that will not chan
 is gone, the member blocked her) ends that reply, logged by id.
 
 Once is as far as the Bot API lets it be: a part Telegram took in the moment before its message
-id was written (a kill, a cut connection) is still pending, and goes again. That is the one part
-per chat that can repeat; the other choice, skipping it, could lose it. A stop is not such a
-moment: it lets a part on its way finish and be recorded first (`FINISH_SECONDS`).
+id was written (a kill) is still pending, and goes again; so does one whose connection was cut
+when Telegram cannot be asked whether it has it (`bot.request`, `bot.sightings`). That is the
+one part per chat that can repeat; the other choice, skipping it, could lose it. A stop is not
+such a moment: it lets a part on its way finish and be recorded first (`FINISH_SECONDS`).
 
 Must not: decide what is said, or send anything the outbox does not hold.
 """

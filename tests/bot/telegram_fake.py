@@ -53,6 +53,8 @@ class FakeTelegram(BaseRequest):
         self.fail: dict[str, str] = {}
         self.inbox: list[dict[str, Any]] = []  # updates getUpdates hands out
         self._ids = itertools.count(1)
+        # What each message she sent says now, by (chat, message id): what an edit compares.
+        self._said: dict[tuple[int, int], tuple[str, str]] = {}
         self._update_ids = itertools.count(1)
 
     async def initialize(self) -> None:
@@ -89,6 +91,10 @@ class FakeTelegram(BaseRequest):
         result = answer(params)
         if asyncio.iscoroutine(result):
             result = await result
+        if isinstance(result, tuple):  # a refusal: (status, description)
+            code, description = result
+            return code, json.dumps({"ok": False, "error_code": code,
+                                     "description": description}).encode()
         return 200, json.dumps({"ok": True, "result": result}).encode()
 
     # --- what is recorded ------------------------------------------------------------------------
@@ -119,7 +125,10 @@ class FakeTelegram(BaseRequest):
         return BOT_USER
 
     def _sendMessage(self, params: dict[str, Any]) -> dict[str, Any]:
-        return self._message(params, text=params["text"])
+        message = self._message(params, text=params["text"])
+        self._said[(int(params["chat_id"]), int(message["message_id"]))] = (
+            str(params["text"]), json.dumps(params.get("reply_markup"), sort_keys=True))
+        return message
 
     def _sendChatAction(self, params: dict[str, Any]) -> bool:
         return True
@@ -130,8 +139,20 @@ class FakeTelegram(BaseRequest):
     def _answerCallbackQuery(self, params: dict[str, Any]) -> bool:
         return True
 
-    def _editMessageText(self, params: dict[str, Any]) -> dict[str, Any]:
-        return self._message(params, text=params["text"])
+    def _editMessageText(self, params: dict[str, Any]) -> dict[str, Any] | tuple[int, str]:
+        """As Telegram: an edit to what the message already says is refused, and so is one of
+        a message she never sent."""
+        key = (int(params["chat_id"]), int(params["message_id"]))
+        said = self._said.get(key)
+        if said is None:
+            return 400, "Bad Request: message to edit not found"
+        now = (str(params["text"]), json.dumps(params.get("reply_markup"), sort_keys=True))
+        if said == now:
+            return 400, ("Bad Request: message is not modified: specified new message content"
+                         " and reply markup are exactly the same as a current content and reply"
+                         " markup of the message")
+        self._said[key] = now
+        return {**self._message(params, text=params["text"]), "message_id": key[1]}
 
     def _sendDocument(self, params: dict[str, Any]) -> dict[str, Any]:
         return self._message(params, document={"file_id": "doc", "file_unique_id": "doc"})

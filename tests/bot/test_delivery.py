@@ -32,8 +32,8 @@ TOKEN = "123456:TEST-token"
 
 class FaultyTelegram(FakeTelegram):
     """The in-process Bot API, answering the next `sendMessage` calls with `faults` first:
-    an int is an HTTP status (429 carries retry_after 1; 200 passes), "drop" a dropped
-    connection."""
+    an int is an HTTP status (429 carries retry_after 1; 200 passes), "drop" a connection
+    dropped before Telegram took the message, "taken" one dropped after it did."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -48,9 +48,12 @@ class FaultyTelegram(FakeTelegram):
             if fault == 200:  # this one passes
                 return await super().do_request(url, method, request_data, read_timeout,
                                                 write_timeout, connect_timeout, pool_timeout)
-            if fault == "drop":
+            if fault in ("drop", "taken"):
                 from telegram.error import NetworkError  # noqa: PLC0415
 
+                if fault == "taken":  # Telegram has it; its answer is lost on the way back
+                    await super().do_request(url, method, request_data, read_timeout,
+                                             write_timeout, connect_timeout, pool_timeout)
                 raise NetworkError("the connection dropped (test)")
             assert isinstance(fault, int)
             body: dict[str, Any] = {"ok": False, "error_code": fault, "description": "fault"}
@@ -231,6 +234,60 @@ async def test_a_long_reply_that_fails_midway_resumes_at_the_next_part_and_sends
     assert telegram.delivered(BOB) == parts  # in order, each once
     assert await memory.outbox.pending() == []
     assert len(await memory.outbox.message_ids(owed.reply_id)) == 3
+
+
+async def test_a_reply_telegram_took_before_the_connection_dropped_is_found_not_sent_twice(
+    memory: Memory,
+) -> None:
+    telegram = FaultyTelegram()
+    bot = Bot(TOKEN, request=PatientRequest(telegram, patience=5.0, sleep=Sleeps()))
+    courier = Courier(memory)
+    async with bot:
+        await memory.outbox.queue(Delivery(chat=BOB), "Good morning, Bob.")
+        assert await courier.deliver(bot, BOB) is True
+        # The next reply reaches Telegram, and the answer to the send is lost on the way back.
+        telegram.faults = ["taken"]
+        await memory.outbox.queue(Delivery(chat=BOB), "The bakery opens at seven.")
+        assert await courier.deliver(bot, BOB) is True
+        # Lost before Telegram took it: it is looked for, not found, and sent again.
+        telegram.faults = ["drop"]
+        await memory.outbox.queue(Delivery(chat=BOB), "And it closes at six.")
+        assert await courier.deliver(bot, BOB) is True
+    assert telegram.delivered(BOB) == [
+        "Good morning, Bob.", "The bakery opens at seven.", "And it closes at six."]
+    assert await memory.outbox.pending() == []
+    # Looking never changed a message: every edit it asked for was refused.
+    assert telegram.sent(method="editMessageText")
+    assert telegram._said[(BOB, 1)][0] == "Good morning, Bob."
+    assert telegram._said[(BOB, 2)][0] == "The bakery opens at seven."
+
+
+async def test_a_chat_where_a_message_of_hers_may_be_unknown_is_never_looked_through(
+    memory: Memory,
+) -> None:
+    telegram = FaultyTelegram()
+    bot = Bot(TOKEN, request=PatientRequest(telegram, patience=0.5, sleep=Sleeps()))
+    courier = Courier(memory)
+    async with bot:
+        await memory.outbox.queue(Delivery(chat=BOB), "Good morning, Bob.")
+        assert await courier.deliver(bot, BOB) is True
+        # Telegram takes the reply, every answer is lost, looking for it cannot tell (a server
+        # that does not answer edits as Telegram does), and the send gives up for now: a
+        # message of hers now sits in the chat unknown to her.
+        telegram.faults = ["taken", *["drop"] * 100_000]
+        telegram.fail["editMessageText"] = "Bad Request: not emulated"
+        await memory.outbox.queue(Delivery(chat=BOB), "The bakery opens at seven.")
+        assert await courier.deliver(bot, BOB) is False
+        del telegram.fail["editMessageText"]
+        edits = len(telegram.sent(method="editMessageText"))
+        # Another message to the chat meets a dropped connection: no edit is tried, since
+        # one could change the message she does not know of.
+        telegram.faults = ["drop"]
+        await bot.send_message(BOB, "A reminder: the dentist at nine.")
+        assert len(telegram.sent(method="editMessageText")) == edits
+    assert telegram._said[(BOB, 2)][0] == "The bakery opens at seven."
+    assert telegram.delivered(BOB)[-1] == "A reminder: the dentist at nine."
+    assert telegram.delivered(BOB).count("The bakery opens at seven.") == 1
 
 
 class SlowAnswerTelegram(FakeTelegram):

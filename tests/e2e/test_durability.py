@@ -269,6 +269,32 @@ async def test_flood_limits_bad_gateways_and_dropped_connections_deliver_every_r
     assert_stored_once(await kept_user_lines(hearth, [OLGA, ANA, BEN]), script)
 
 
+async def test_a_reply_telegram_took_before_the_connection_was_cut_is_not_sent_again(
+    hearth: Launcher, tg: Telegram, proxy: FaultyProxy
+) -> None:
+    bot = await hearth.start(extra=via(proxy))
+    await make_household(tg)
+    before = await before_counts(tg, [ANA.dm, BEN.dm])
+    script: Script = [(ANA.user, ANA.dm, f"{ANA.marker} cut line 0?"),
+                      (BEN.user, BEN.dm, f"{BEN.marker} cut line 0?")]
+    await send_all(tg, script)
+    await eventually(lambda: answered_in_full(tg, script, before), timeout=60,
+                     what="the first replies")
+    # Telegram takes each of the next two replies, and the connection closes before its answer.
+    proxy.inject("sendMessage", Fault.cut(), Fault.cut())
+    more: Script = [(ANA.user, ANA.dm, f"{ANA.marker} cut line 1?"),
+                    (BEN.user, BEN.dm, f"{BEN.marker} cut line 1?"),
+                    (ANA.user, ANA.dm, f"{ANA.marker} cut line 2?")]
+    await send_all(tg, more)
+    script += more
+    await eventually(lambda: answered_in_full(tg, script, before), timeout=60,
+                     what="every reply through the cuts")
+    await settle()
+    assert proxy.faults_left("sendMessage") == 0, "not every injected fault was met"
+    await assert_answered_once_in_order(tg, script, before)
+    assert await bot.stop() == 0
+
+
 def hold_exclusive_lock(db: str, seconds: float) -> subprocess.Popen[str]:
     """Another program holding the database's write lock (`BEGIN EXCLUSIVE`) for `seconds`."""
     code = (

@@ -8,7 +8,9 @@ faults a test queued for a method:
 - `Fault.status(502)`: answer that status without forwarding (a gateway in trouble);
 - `Fault.drop()`: close the connection without an answer, before forwarding (a network cut);
 - `Fault.hold()`: forward the request (Telegram takes it), then never answer: the bot waits on
-  a reply Telegram already has, as it does for a moment after every send.
+  a reply Telegram already has, as it does for a moment after every send;
+- `Fault.cut()`: forward the request (Telegram takes it), then close the connection without an
+  answer: a network cut after the send arrived.
 
 Faults are taken in order, one per request of that method; once a method's list is empty its
 requests pass. Each forwarded request is counted by method, so a test can tell how many sends
@@ -34,7 +36,7 @@ _REASONS = {200: "OK", 400: "Bad Request", 429: "Too Many Requests", 500: "Inter
 
 @dataclass(frozen=True)
 class Fault:
-    kind: str  # "flood", "status", "drop" or "hold"
+    kind: str  # "flood", "status", "drop", "hold" or "cut"
     value: int = 0
 
     @classmethod
@@ -52,6 +54,10 @@ class Fault:
     @classmethod
     def hold(cls) -> Fault:
         return cls("hold")
+
+    @classmethod
+    def cut(cls) -> Fault:
+        return cls("cut")
 
 
 class FaultyProxy:
@@ -135,6 +141,11 @@ class FaultyProxy:
         api_method = path.rsplit("/", 1)[-1].split("?", 1)[0].lower()
         queue = self._faults.get(api_method)
         fault = queue.popleft() if queue else None
+        if fault is not None and fault.kind == "cut":
+            await self._forward(method, path, headers, body)
+            self.forwarded[api_method] += 1
+            self.faulted[api_method] += 1
+            return False  # Telegram has it; the connection closes with no answer
         if fault is not None and fault.kind == "hold":
             await self._forward(method, path, headers, body)
             self.forwarded[api_method] += 1

@@ -41,6 +41,16 @@ async def home(tmp_path: Path) -> AsyncIterator[Household]:
 
 
 @pytest.fixture
+async def e5_home(tmp_path: Path, e5: E5Embedder) -> AsyncIterator[Household]:
+    """A household whose memory reads meaning with the shipped embedder."""
+    household = await make_household(tmp_path / "hearth.db", embedder=e5)
+    try:
+        yield household
+    finally:
+        await household.memory.close()
+
+
+@pytest.fixture
 def default_umask() -> Iterator[None]:
     """The umask most systems give a user (0o022: new files world-readable), for the test."""
     old = os.umask(0o022)

@@ -5,6 +5,7 @@ and keeps it, and a reply is sent part by part exactly once whatever Telegram an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 from collections.abc import AsyncIterator
@@ -236,15 +237,24 @@ async def test_a_long_reply_that_fails_midway_resumes_at_the_next_part_and_sends
     assert len(await memory.outbox.message_ids(owed.reply_id)) == 3
 
 
-async def test_a_reply_telegram_took_before_the_connection_dropped_is_found_not_sent_twice(
-    memory: Memory,
-) -> None:
+@contextlib.asynccontextmanager
+async def greeted(memory: Memory, patience: float
+                  ) -> AsyncIterator[tuple[FaultyTelegram, Bot, Courier]]:
+    """Bob's chat after one reply Telegram confirmed: the message a lost send is looked for
+    above."""
     telegram = FaultyTelegram()
-    bot = Bot(TOKEN, request=PatientRequest(telegram, patience=5.0, sleep=Sleeps()))
+    bot = Bot(TOKEN, request=PatientRequest(telegram, patience=patience, sleep=Sleeps()))
     courier = Courier(memory)
     async with bot:
         await memory.outbox.queue(Delivery(chat=BOB), "Good morning, Bob.")
         assert await courier.deliver(bot, BOB) is True
+        yield telegram, bot, courier
+
+
+async def test_a_reply_telegram_took_before_the_connection_dropped_is_found_not_sent_twice(
+    memory: Memory,
+) -> None:
+    async with greeted(memory, patience=5.0) as (telegram, bot, courier):
         # The next reply reaches Telegram, and the answer to the send is lost on the way back.
         telegram.faults = ["taken"]
         await memory.outbox.queue(Delivery(chat=BOB), "The bakery opens at seven.")
@@ -265,12 +275,7 @@ async def test_a_reply_telegram_took_before_the_connection_dropped_is_found_not_
 async def test_a_chat_where_a_message_of_hers_may_be_unknown_is_never_looked_through(
     memory: Memory,
 ) -> None:
-    telegram = FaultyTelegram()
-    bot = Bot(TOKEN, request=PatientRequest(telegram, patience=0.5, sleep=Sleeps()))
-    courier = Courier(memory)
-    async with bot:
-        await memory.outbox.queue(Delivery(chat=BOB), "Good morning, Bob.")
-        assert await courier.deliver(bot, BOB) is True
+    async with greeted(memory, patience=0.5) as (telegram, bot, courier):
         # Telegram takes the reply, every answer is lost, looking for it cannot tell (a server
         # that does not answer edits as Telegram does), and the send gives up for now: a
         # message of hers now sits in the chat unknown to her.

@@ -11,14 +11,13 @@ import pytest
 from memory import (
     Activity,
     Assertion,
-    E5Embedder,
     InvalidRequest,
     Memory,
     Provenance,
     Role,
     private_scope,
 )
-from tests.helpers import Household, make_household, raw_bytes
+from tests.helpers import Household, raw_bytes
 
 
 async def _tell(home: Household, text: str) -> tuple[int, int]:
@@ -258,38 +257,35 @@ _BOBS_DAYS = (  # a member's everyday lines, in German: what a forget must leave
 
 
 async def test_a_line_that_says_a_forgotten_fact_in_other_words_goes_and_the_rest_stays(
-    tmp_path: Path, e5: E5Embedder,
+    e5_home: Household,
 ) -> None:
-    home = await make_household(tmp_path / "h.db", embedder=e5)
+    home = e5_home
     m = home.memory
-    try:
-        scope = private_scope(home.bob.person_id)
+    scope = private_scope(home.bob.person_id)
 
-        async def say(text: str) -> int:
-            return await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
-                                             role=Role.USER, scope=scope, text=text)
+    async def say(text: str) -> int:
+        return await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
+                                         role=Role.USER, scope=scope, text=text)
 
-        kept = [await say(text) for text in _BOBS_DAYS[:11]]
-        fact = await say("Ich bin allergisch gegen Erdnüsse")
-        kept += [await say(text) for text in _BOBS_DAYS[11:]]
-        # The same fact again in other words: neither the words asked to forget nor enough of
-        # the belief's own.
-        again = await say("Ich reagiere allergisch auf Nüsse")
-        await m.beliefs.assert_all([
-            Assertion(proposition="Bob ist allergisch gegen Erdnüsse", scope=scope,
-                      provenance=Provenance.CONSOLIDATED, source=f"turns:{fact}",
-                      turn_ids=(fact,)),
-        ])
+    kept = [await say(text) for text in _BOBS_DAYS[:11]]
+    fact = await say("Ich bin allergisch gegen Erdnüsse")
+    kept += [await say(text) for text in _BOBS_DAYS[11:]]
+    # The same fact again in other words: neither the words asked to forget nor enough of
+    # the belief's own.
+    again = await say("Ich reagiere allergisch auf Nüsse")
+    await m.beliefs.assert_all([
+        Assertion(proposition="Bob ist allergisch gegen Erdnüsse", scope=scope,
+                  provenance=Provenance.CONSOLIDATED, source=f"turns:{fact}",
+                  turn_ids=(fact,)),
+    ])
 
-        assert await m.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT),
-                                         "Erdnüsse") == 1
+    assert await m.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT),
+                                     "Erdnüsse") == 1
 
-        lines = {t.turn_id: t.text for t in await m.transcript.lines(home.dm(home.bob),
-                                                                      limit=50)}
-        assert lines[fact] == lines[again] == "[forgotten]"
-        assert [lines[i] for i in kept] == list(_BOBS_DAYS)
-    finally:
-        await m.close()
+    lines = {t.turn_id: t.text for t in await m.transcript.lines(home.dm(home.bob),
+                                                                  limit=50)}
+    assert lines[fact] == lines[again] == "[forgotten]"
+    assert [lines[i] for i in kept] == list(_BOBS_DAYS)
 
 
 _BOBS_PLANS = (  # his goals that have nothing to do with nuts: a forget leaves them
@@ -300,35 +296,32 @@ _BOBS_PLANS = (  # his goals that have nothing to do with nuts: a forget leaves 
 
 
 async def test_a_goal_and_a_summary_that_say_a_forgotten_fact_in_other_words_go_too(
-    tmp_path: Path, e5: E5Embedder,
+    e5_home: Household,
 ) -> None:
-    home = await make_household(tmp_path / "h.db", embedder=e5)
+    home = e5_home
     m = home.memory
-    try:
-        scope = private_scope(home.bob.person_id)
-        for text in _BOBS_DAYS:
-            await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
-                                      role=Role.USER, scope=scope, text=text)
-        fact = await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
-                                         role=Role.USER, scope=scope,
-                                         text="Ich bin allergisch gegen Erdnüsse")
-        await m.beliefs.assert_all([
-            Assertion(proposition="Bob ist allergisch gegen Erdnüsse", scope=scope,
-                      provenance=Provenance.CONSOLIDATED, source=f"turns:{fact}",
-                      turn_ids=(fact,)),
-        ])
-        for text in (*_BOBS_PLANS, "Dem Restaurant sagen, dass ich allergisch auf Nüsse bin"):
-            await m.goals.add(home.bob.person_id, text, scope=scope, provenance="stated")
-        await m.summaries.write(
-            scope, "dm:1002", "Bob hat seine Schwester eingeladen. Er reagiert auf Nüsse"
-            " allergisch und muss beim Essen aufpassen. Am Samstag spielt er Fußball.", fact)
+    scope = private_scope(home.bob.person_id)
+    for text in _BOBS_DAYS:
+        await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
+                                  role=Role.USER, scope=scope, text=text)
+    fact = await m.transcript.append(chat_id="dm:1002", speaker_id=home.bob.person_id,
+                                     role=Role.USER, scope=scope,
+                                     text="Ich bin allergisch gegen Erdnüsse")
+    await m.beliefs.assert_all([
+        Assertion(proposition="Bob ist allergisch gegen Erdnüsse", scope=scope,
+                  provenance=Provenance.CONSOLIDATED, source=f"turns:{fact}",
+                  turn_ids=(fact,)),
+    ])
+    for text in (*_BOBS_PLANS, "Dem Restaurant sagen, dass ich allergisch auf Nüsse bin"):
+        await m.goals.add(home.bob.person_id, text, scope=scope, provenance="stated")
+    await m.summaries.write(
+        scope, "dm:1002", "Bob hat seine Schwester eingeladen. Er reagiert auf Nüsse"
+        " allergisch und muss beim Essen aufpassen. Am Samstag spielt er Fußball.", fact)
 
-        assert await m.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT),
-                                         "Erdnüsse") == 1
+    assert await m.forgetting.forget(home.dm(home.bob, Activity.MEMBER_INSPECT),
+                                     "Erdnüsse") == 1
 
-        goals = await m.goals.open(home.dm(home.bob))
-        assert sorted(g.text for g in goals) == sorted(_BOBS_PLANS)
-        summary = await m.summaries.get(home.dm(home.bob), "dm:1002")
-        assert summary is None or "Nüsse" not in summary.text
-    finally:
-        await m.close()
+    goals = await m.goals.open(home.dm(home.bob))
+    assert sorted(g.text for g in goals) == sorted(_BOBS_PLANS)
+    summary = await m.summaries.get(home.dm(home.bob), "dm:1002")
+    assert summary is None or "Nüsse" not in summary.text

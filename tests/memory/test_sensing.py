@@ -3,7 +3,6 @@ classes as the more private thing, and the lens then keeps it where it belongs."
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,7 +12,6 @@ from memory import (
     SHARED,
     Activity,
     Assertion,
-    E5Embedder,
     Provenance,
     Quoted,
     Recalled,
@@ -39,12 +37,8 @@ def _text(recalled: Recalled | Quoted) -> str:
 
 
 @pytest.fixture
-async def home(tmp_path: Path, e5: E5Embedder) -> AsyncIterator[Household]:
-    household = await make_household(tmp_path / "hearth.db", embedder=e5)
-    try:
-        yield household
-    finally:
-        await household.memory.close()
+def home(e5_home: Household) -> Household:
+    return e5_home
 
 
 def test_the_examples_are_ordinary_to_the_word_rules() -> None:

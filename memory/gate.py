@@ -42,7 +42,7 @@ from typing import Any
 from memory import wall
 from memory.lens import may_use
 from memory.models import REDACTED, AccessContext, Activity, Grant, Sensitivity
-from memory.receipts import LedgerAnchor, keyed_digest, write_receipt
+from memory.receipts import Entry, LedgerAnchor, keyed_digest, write_receipts
 from memory.schema import CONTENT_COLUMNS, CONTENT_TABLES, METADATA_COLUMNS, SCOPED, declared
 from memory.store import Row, Store, Tx, unwalled
 
@@ -563,7 +563,7 @@ class _Together:
     ctx: AccessContext
     tx: Tx
     task: asyncio.Task[Any] | None
-    seqs: list[int] = field(default_factory=list)
+    receipts: list[Entry] = field(default_factory=list)  # written together as the block ends
     grants: list[Grant] | None = None  # read once for the block's reader
 
 
@@ -590,13 +590,15 @@ class Gate:
     @asynccontextmanager
     async def together(self, ctx: AccessContext) -> AsyncIterator[None]:
         """The reads for `ctx` this task makes inside the block share one transaction: each
-        is walled, lensed and receipted as on its own, and all of them commit (or none) when
-        the block ends. A turn reads what it needs at one trip to the database instead of
-        queueing once per read behind every other member's turn. Only reads may be made
+        is walled, lensed and receipted as on its own (the receipts chained in one statement
+        as the block ends), and all of them commit (or none) when the block ends. A turn
+        reads what it needs at one trip to the database instead of queueing once per read
+        behind every other member's turn. Only reads may be made
         inside it: any other transaction would wait on the one the block holds."""
         inside = _TOGETHER.get()
         if inside is not None and inside.task is asyncio.current_task():
             raise RuntimeError("reads already share a transaction here")
+        seq = None
         async with self._store.transaction() as tx:
             shared = _Together(self, ctx, tx, asyncio.current_task())
             token = _TOGETHER.set(shared)
@@ -604,8 +606,11 @@ class Gate:
                 yield
             finally:
                 _TOGETHER.reset(token)
-        if shared.seqs:
-            self._anchor.committed(shared.seqs[-1])
+            if shared.receipts:  # every read's receipts, chained, in one statement
+                seq = await write_receipts(tx, shared.receipts, secret=self._secret,
+                                           anchor=self._anchor)
+        if seq is not None:
+            self._anchor.committed(seq)
 
     @asynccontextmanager
     async def read(self, ctx: AccessContext, method: str, query: str = "") -> AsyncIterator[Read]:
@@ -618,34 +623,22 @@ class Gate:
                 raise RuntimeError("reads that share a transaction are for one reader")
             read = Read(shared.tx, ctx, now, shared)
             yield read
-            shared.seqs.append(await self._receipts(shared.tx, read, method, query, now))
+            shared.receipts += _receipts(read, method, query, now)
             return
         async with self._store.transaction() as tx:
             read = Read(tx, ctx, now)
             yield read
-            seq = await self._receipts(tx, read, method, query, now)
+            seq = await write_receipts(tx, _receipts(read, method, query, now),
+                                       secret=self._secret, anchor=self._anchor)
         self._anchor.committed(seq)
 
-    async def _receipts(self, tx: Tx, read: Read, method: str, query: str, now: str) -> int:
-        """A read's receipts, in its transaction: one for what it returned, one for each other
-        kind of row it named; the last one's sequence number."""
-        receipts = [(method, read.ids, read.scopes, read.suppressed)]
-        receipts += [(other, ids, scopes, 0)
-                     for other, (ids, scopes) in read.others.items() if ids]
-        for named, ids, scopes, suppressed in receipts:
-            seq = await write_receipt(
-                tx,
-                secret=self._secret,
-                ctx=read.ctx,
-                method=named,
-                query=query,
-                returned_ids=ids,
-                scopes=scopes,
-                suppressed=suppressed,
-                now=now,
-                anchor=self._anchor,
-            )
-        return seq
+
+def _receipts(read: Read, method: str, query: str, now: str) -> list[Entry]:
+    """A read's receipts: one for what it returned, one for each other kind of row it named."""
+    entries = [Entry(read.ctx, method, query, read.ids, read.scopes, read.suppressed, now)]
+    entries += [Entry(read.ctx, other, query, ids, scopes, 0, now)
+                for other, (ids, scopes) in read.others.items() if ids]
+    return entries
 
 
 __all__ = ["CONTENT_COLUMNS", "CONTENT_TABLES", "Census", "Gate", "Lane", "Read", "Writing"]

@@ -489,6 +489,19 @@ async def _key_old_chain(tx: Tx, secret: bytes, state: HeadState, now: str, *,
 # --- writing and reading receipts ----------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One receipt to append: whom a read was for, what it was, and what it returned."""
+
+    ctx: AccessContext
+    method: str
+    query: str
+    returned_ids: Sequence[int]
+    scopes: Sequence[str]
+    suppressed: int
+    now: str
+
+
 async def write_receipt(
     tx: Tx,
     *,
@@ -504,52 +517,54 @@ async def write_receipt(
 ) -> int:
     """Append one receipt in the caller's transaction; returns its sequence number. With an
     `anchor`, tell it `committed(seq)` once the transaction commits."""
+    entry = Entry(ctx, method, query, returned_ids, scopes, suppressed, now)
+    return await write_receipts(tx, [entry], secret=secret, anchor=anchor)
+
+
+async def write_receipts(tx: Tx, entries: Sequence[Entry], *, secret: bytes,
+                         anchor: LedgerAnchor | None = None) -> int:
+    """Append these receipts, chained in order, in one statement of the caller's transaction;
+    returns the last one's sequence number (with an `anchor`, tell it `committed(seq)` once
+    the transaction commits)."""
     if isinstance(tx.ledger_head, Head):
-        # A second receipt of the same transaction: it follows the first, already checked.
+        # Not the transaction's first receipts: they follow its last, already checked.
         last = tx.ledger_head
     else:
         last = await _last(tx)
         if anchor is not None:
             await anchor.reaches(tx, last)
-    seq, prev_hash = last.seq + 1, last.hash
-    digest = query_digest(secret, ctx.actor, method, query)
-    ordered_scopes = sorted(set(scopes))
-    fields = _fields(
-        seq=seq,
-        at=now,
-        actor=ctx.actor,
-        activity=ctx.activity.value,
-        purpose=ctx.purpose,
-        method=method,
-        query_digest=digest,
-        returned_ids=returned_ids,
-        scopes=ordered_scopes,
-        suppressed=suppressed,
-    )
-    row_hash = _row_hash(secret, prev_hash, fields)
-    await tx.execute(
+    rows = []
+    for e in entries:
+        seq, prev_hash = last.seq + 1, last.hash
+        digest = query_digest(secret, e.ctx.actor, e.method, e.query)
+        ordered_scopes = sorted(set(e.scopes))
+        fields = _fields(
+            seq=seq,
+            at=e.now,
+            actor=e.ctx.actor,
+            activity=e.ctx.activity.value,
+            purpose=e.ctx.purpose,
+            method=e.method,
+            query_digest=digest,
+            returned_ids=e.returned_ids,
+            scopes=ordered_scopes,
+            suppressed=e.suppressed,
+        )
+        row_hash = _row_hash(secret, prev_hash, fields)
+        rows.append((seq, e.now, e.ctx.actor, e.ctx.activity.value, e.ctx.purpose, e.method,
+                     digest, json.dumps(list(e.returned_ids)), json.dumps(ordered_scopes),
+                     e.suppressed, prev_hash, row_hash))
+        last = Head(seq, row_hash)
+    await tx.executemany(
         "INSERT INTO receipts(seq, at, actor, activity, purpose, method, query_digest,"
         " returned_ids, scopes, suppressed, prev_hash, hash)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            seq,
-            now,
-            ctx.actor,
-            ctx.activity.value,
-            ctx.purpose,
-            method,
-            digest,
-            json.dumps(list(returned_ids)),
-            json.dumps(ordered_scopes),
-            suppressed,
-            prev_hash,
-            row_hash,
-        ),
+        rows,
     )
-    tx.ledger_head = Head(seq, row_hash)
+    tx.ledger_head = last
     if anchor is not None:
-        anchor.stage(tx.ledger_head)
-    return seq
+        anchor.stage(last)
+    return last.seq
 
 
 def receipt_from_row(row: Row) -> Receipt:

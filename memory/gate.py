@@ -551,9 +551,6 @@ class Writing(Tx):
         """One scope's lane in this transaction: its reads confined to `scope`."""
         return Lane(self, scope, key=_KEY)
 
-    def census(self) -> Census:
-        return Census(self)
-
 
 @dataclass
 class _Together:
@@ -593,8 +590,8 @@ class Gate:
         is walled, lensed and receipted as on its own (the receipts chained in one statement
         as the block ends), and all of them commit (or none) when the block ends. A turn
         reads what it needs at one trip to the database instead of queueing once per read
-        behind every other member's turn. Only reads may be made
-        inside it: any other transaction would wait on the one the block holds."""
+        behind every other member's turn. Only reads may be made inside it: any other
+        transaction would wait on the one the block holds."""
         inside = _TOGETHER.get()
         if inside is not None and inside.task is asyncio.current_task():
             raise RuntimeError("reads already share a transaction here")

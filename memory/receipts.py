@@ -502,25 +502,6 @@ class Entry:
     now: str
 
 
-async def write_receipt(
-    tx: Tx,
-    *,
-    secret: bytes,
-    ctx: AccessContext,
-    method: str,
-    query: str,
-    returned_ids: Sequence[int],
-    scopes: Sequence[str],
-    suppressed: int,
-    now: str,
-    anchor: LedgerAnchor | None = None,
-) -> int:
-    """Append one receipt in the caller's transaction; returns its sequence number. With an
-    `anchor`, tell it `committed(seq)` once the transaction commits."""
-    entry = Entry(ctx, method, query, returned_ids, scopes, suppressed, now)
-    return await write_receipts(tx, [entry], secret=secret, anchor=anchor)
-
-
 async def write_receipts(tx: Tx, entries: Sequence[Entry], *, secret: bytes,
                          anchor: LedgerAnchor | None = None) -> int:
     """Append these receipts, chained in order, in one statement of the caller's transaction;

@@ -750,15 +750,26 @@ class VectorBook:
         """The members' lines of `scope` that say what these beliefs of it say, by meaning
         (`REPEATS`): what a forget of them scrubs beside the lines that repeat their words.
         Nothing under an embedder never measured, or for a belief without a vector."""
-        floor = REPEATS.get(self._model)
-        if floor is None or self.index is None or self.lines is None:
+        forgotten = self._forgotten(scope, belief_ids)
+        if forgotten is None or self.lines is None:
             return set()
+        beliefs, floor, few = forgotten
+        return self.lines.standing_out(scope, beliefs, floor, few)
+
+    def _forgotten(self, scope: str,
+                   belief_ids: Iterable[int]) -> tuple[Matrix, float, float] | None:
+        """The vectors of these beliefs of `scope`, with the embedder's floor for what says
+        them again and the bar for a scope with too few lines to measure by; None under an
+        embedder never measured, or when none of them has a vector."""
+        floor = REPEATS.get(self._model)
+        if floor is None or self.index is None:
+            return None
         got = [v for row_id, v in self.index.vectors(belief_ids).items()
                if self.index.where.get(row_id) == scope]
         if not got:
-            return set()
+            return None
         lines, _ = REPLACES.get(self._model, REPLACES_UNMEASURED)
-        return self.lines.standing_out(scope, np.stack(got), floor, lines)
+        return np.stack(got), floor, lines
 
     async def pieces(self, texts: Sequence[str]) -> list[Matrix] | None:
         """Each text's sentences embedded (at most `PIECES` of each), in one call off the loop:
@@ -780,16 +791,11 @@ class VectorBook:
                   measured: dict[T, Matrix]) -> set[T]:
         """Which of `measured` (texts' `pieces`) say what these beliefs of `scope` say: a
         piece as alike to a belief as a line of the scope that `said_again` would take."""
-        floor = REPEATS.get(self._model)
-        if floor is None or self.index is None or self.lines is None or not measured:
+        forgotten = None if not measured else self._forgotten(scope, belief_ids)
+        if forgotten is None or self.lines is None:
             return set()
-        got = [v for row_id, v in self.index.vectors(belief_ids).items()
-               if self.index.where.get(row_id) == scope]
-        if not got:
-            return set()
-        beliefs = np.stack(got)
-        lines, _ = REPLACES.get(self._model, REPLACES_UNMEASURED)
-        bars = self.lines.bars(scope, beliefs, floor, lines)
+        beliefs, floor, few = forgotten
+        bars = self.lines.bars(scope, beliefs, floor, few)
         return {key for key, pieces in measured.items()
                 if len(pieces) and ((beliefs @ pieces.T) >= bars[:, None]).any()}
 

@@ -75,9 +75,8 @@ class Intake:
         if sender is None:
             return True  # nobody to serve: the gatekeeper drops it, nothing is written
         user, chat = sender
-        message = update.effective_message
-        if message is not None and update.message is message:
-            self._sightings.heard(chat.id, message.message_id, message.date)
+        if update.message is not None:  # a new message, not an edit or a button
+            self._sightings.heard(chat.id, update.message.message_id, update.message.date)
         update_id = update.update_id
         if update_id in self.durable:
             return False  # delivered again while it is being worked on

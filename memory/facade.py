@@ -83,6 +83,9 @@ class Memory:
         gate = Gate(store, secret, self._anchor, now)
         # Reads for one reader made inside `memory.together(ctx)` share one transaction.
         self.together = gate.together
+        # Writes (or reads and writes) of one task made inside `memory.at_once()` commit as one
+        # transaction: a turn's writes at its start and at its end, one trip each.
+        self.at_once = store.joined
         self.people = PeopleBook(store, lambda: now().isoformat())
         self.state = StateBook(store, lambda: now().isoformat())
         self.household = HouseholdBook(store, self.people, now)

@@ -590,13 +590,13 @@ class Gate:
         is walled, lensed and receipted as on its own (the receipts chained in one statement
         as the block ends), and all of them commit (or none) when the block ends. A turn
         reads what it needs at one trip to the database instead of queueing once per read
-        behind every other member's turn. Only reads may be made inside it: any other
-        transaction would wait on the one the block holds."""
+        behind every other member's turn. Any other transaction this task opens inside it
+        (the household's own state) joins it (`Store.joined`)."""
         inside = _TOGETHER.get()
         if inside is not None and inside.task is asyncio.current_task():
             raise RuntimeError("reads already share a transaction here")
         seq = None
-        async with self._store.transaction() as tx:
+        async with self._store.joined() as tx:
             shared = _Together(self, ctx, tx, asyncio.current_task())
             token = _TOGETHER.set(shared)
             try:
@@ -607,7 +607,7 @@ class Gate:
                 seq = await write_receipts(tx, shared.receipts, secret=self._secret,
                                            anchor=self._anchor)
         if seq is not None:
-            self._anchor.committed(seq)
+            self._store.committed(functools.partial(self._anchor.committed, seq))
 
     @asynccontextmanager
     async def read(self, ctx: AccessContext, method: str, query: str = "") -> AsyncIterator[Read]:
@@ -627,7 +627,7 @@ class Gate:
             yield read
             seq = await write_receipts(tx, _receipts(read, method, query, now),
                                        secret=self._secret, anchor=self._anchor)
-        self._anchor.committed(seq)
+        self._store.committed(functools.partial(self._anchor.committed, seq))
 
 
 def _receipts(read: Read, method: str, query: str, now: str) -> list[Entry]:

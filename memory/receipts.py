@@ -352,9 +352,14 @@ class LedgerAnchor:
         self._staged = head if self._known is not None else None
 
     def committed(self, seq: int) -> None:
-        """The read whose receipt was `seq` committed: move the anchor there (off the loop)."""
-        staged, self._staged = self._staged, None
-        if staged is None or staged.seq != seq or self._known is None:
+        """The read whose receipt was `seq` committed: move the anchor there (off the loop).
+        Receipts written earlier in the same transaction (a `joined` block's) are told too,
+        first: they leave the staged head for the last one."""
+        staged = self._staged
+        if staged is None or staged.seq != seq:
+            return
+        self._staged = None
+        if self._known is None:
             return
         self._known = self._pending = staged
         if self._task is None or self._task.done():

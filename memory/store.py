@@ -27,6 +27,8 @@ import stat
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -136,6 +138,20 @@ def unwalled(tx: Tx) -> Tx:
     return Tx(tx._conn, walled=False)
 
 
+@dataclass
+class _Joined:
+    """The transaction `Store.joined` holds for one task, and what waits on its commit."""
+
+    store: Store
+    task: asyncio.Task[Any] | None
+    after: list[Callable[[], None]] = field(default_factory=list)
+
+
+# The `joined` block the running task is inside, if any. A task started inside it inherits the
+# variable but not the block: only the task that opened it joins its transaction.
+_JOINED: ContextVar[_Joined | None] = ContextVar("hearth_store_joined", default=None)
+
+
 class Store:
     """The database file and its single connection."""
 
@@ -236,9 +252,46 @@ class Store:
         return self.opened(Tx)
 
     @asynccontextmanager
+    async def joined(self) -> AsyncIterator[Tx]:
+        """One transaction for the block: every transaction this task opens inside it joins
+        it (no BEGIN, no commit of its own), and all of them commit, or none, as the block
+        ends. A turn's reads, or its writes, cost one trip through the lock instead of one
+        each, queued behind every other member's turn each time. Nothing slow may be awaited
+        inside (a model, an embedding): the block holds the database for its length."""
+        task = asyncio.current_task()
+        outer = _JOINED.get()
+        if outer is not None and outer.store is self and outer.task is task:
+            async with self.transaction() as tx:  # already joined: the block is the outer's
+                yield tx
+            return
+        joined = _Joined(self, task)
+        async with self.transaction() as tx:
+            token = _JOINED.set(joined)
+            try:
+                yield tx
+            finally:
+                _JOINED.reset(token)
+        for then in joined.after:
+            then()
+
+    def committed(self, then: Callable[[], None]) -> None:
+        """Call `then` once what this task wrote has committed: now, or, inside a `joined`
+        block, when the block commits (never, when it rolls back)."""
+        joined = _JOINED.get()
+        if joined is not None and joined.store is self and joined.task is asyncio.current_task():
+            joined.after.append(then)
+        else:
+            then()
+
+    @asynccontextmanager
     async def opened(self, kind: type[_T]) -> AsyncIterator[_T]:
         """`transaction`, handing out a `kind` of transaction (the gate's `Writing`)."""
         task = asyncio.current_task()
+        joined = _JOINED.get()
+        if joined is not None and joined.store is self and joined.task is task:
+            # Inside this task's `joined` block: its transaction, begun and ended by the block.
+            yield kind(self._conn)
+            return
         if task is not None and self._holder is task:
             # The lock is this task's own: waiting on it would wait forever.
             raise RuntimeError("a transaction was opened inside another on the same task")

@@ -108,7 +108,8 @@ class TranscriptBook:
                  self._now().isoformat(), source_update),
             )
         if role == Role.USER and file_later:
-            self._vectors.file_later([(turn_id, scope, masked)])
+            # Filed once stored: inside `Memory.at_once` that is when the block commits.
+            self._store.committed(lambda: self._vectors.file_later([(turn_id, scope, masked)]))
         elif role == Role.USER:  # a member's words are recallable the moment they are said
             await self._vectors.store([(turn_id, scope, masked)], LINES)
         return turn_id, True

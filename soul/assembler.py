@@ -214,8 +214,6 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
     once more, in one call."""
     where = "the household group" if intent.group else "their private chat"
     ctx = context_for(intent, f"reply to {intent.speaker.name} in {where}")
-    people = await memory.people.list()
-    names = {p.person_id: p.name for p in people}
     # Both tiers of her memory, judged: what answers is told as remembered, what is related
     # is shown apart to a model able to hold the difference, never to a small one. While the
     # question's meaning embeds, the rest of what the reply reads is read, at one trip.
@@ -223,6 +221,7 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
         memory.recall.recollect(ctx, intent.text, limit=RECALL_LIMIT))
     try:
         async with memory.together(ctx):
+            people = await memory.people.list()
             partner = await memory.beliefs.about(ctx, intent.speaker.person_id,
                                                  limit=PARTNER_LIMIT)
             summary = await memory.summaries.get(ctx, intent.chat_id)
@@ -233,10 +232,12 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
                                                          limit=RECENT_TURNS + 1)
                 if t.turn_id != intent.turn_id
             ][-RECENT_TURNS:]
-        affect = (intent.mood if intent.mood is not None
-                  else await current_affect(memory, soul, affect_key(intent), intent.now))
-        persona_edits = tuple(await memory.state.approved_persona_edits())
-        introduced = intent.group or await memory.state.is_introduced(intent.speaker.person_id)
+            affect = (intent.mood if intent.mood is not None
+                      else await current_affect(memory, soul, affect_key(intent), intent.now))
+            persona_edits = tuple(await memory.state.approved_persona_edits())
+            introduced = (intent.group
+                          or await memory.state.is_introduced(intent.speaker.person_id))
+        names = {p.person_id: p.name for p in people}
         recalled = await recalling
     finally:  # a failed read leaves no recall running behind it
         if not recalling.done():

@@ -81,16 +81,19 @@ async def respond(
     With a `desk`, reminders are made as well; `telegram_chat` is where they go on Telegram
     (the member's DM, or the household group), None for the terminal's own group."""
     scope = chat_scope(group=group, member_id=speaker.person_id)
-    user_turn, fresh = await memory.transcript.receive(
-        chat_id=chat_id, speaker_id=speaker.person_id, role=Role.USER, scope=scope, text=text,
-        source_update=delivery.update_id if delivery is not None else None, file_later=True,
-    )
-    intent = Intent(speaker=speaker, chat_id=chat_id, group=group, text=text, now=now,
-                    turn_id=user_turn)
-    # Her recall's question embeds while the turn does what comes before it.
-    memory.recall.foresee(context_for(intent, "a reply"), text)
-    if fresh:  # the reply reads her mood as it just moved, not again from the store
-        intent = replace(intent, mood=await _feel(memory, soul, intent))
+    # The line and the mood it moves are stored at one trip to the database.
+    async with memory.at_once():
+        user_turn, fresh = await memory.transcript.receive(
+            chat_id=chat_id, speaker_id=speaker.person_id, role=Role.USER, scope=scope,
+            text=text, source_update=delivery.update_id if delivery is not None else None,
+            file_later=True,
+        )
+        intent = Intent(speaker=speaker, chat_id=chat_id, group=group, text=text, now=now,
+                        turn_id=user_turn)
+        # Her recall's question embeds while the turn does what comes before it.
+        memory.recall.foresee(context_for(intent, "a reply"), text)
+        if fresh:  # the reply reads her mood as it just moved, not again from the store
+            intent = replace(intent, mood=await _feel(memory, soul, intent))
     if desk is not None:
         # Made again on a replayed turn, idempotently: the reminders of this line come back.
         taken = await desk.take(memory, speaker=speaker, chat_id=chat_id, scope=scope,
@@ -137,18 +140,21 @@ async def respond(
         kept = [p.what.casefold() for p in promises]
         if noted:
             answer = "\n".join([answer, *noted])
-    reply_turn = await memory.transcript.record_reply(
-        chat_id=chat_id, scope=scope, text=answer, template_version=prompt.template_version,
-        tokens=prompt.tokens, belief_ids=prompt.belief_ids, delivery=delivery,
-        memories=prompt.memories,
-    )
+    # Her reply and the end of a first meeting commit together.
+    async with memory.at_once():
+        reply_turn = await memory.transcript.record_reply(
+            chat_id=chat_id, scope=scope, text=answer, template_version=prompt.template_version,
+            tokens=prompt.tokens, belief_ids=prompt.belief_ids, delivery=delivery,
+            memories=prompt.memories,
+        )
+        if not group:
+            await memory.state.retire_bootstrap(speaker.person_id)
+    # A goal's class may be read by meaning (an embedding): never while the database is held.
     for goal in promised_goals(answer):
         if kept and goal.casefold().startswith("remind you"):
             continue  # kept as a reminder she started, with its goal
         await memory.goals.add(speaker.person_id, goal, scope=scope, provenance="promised",
                               source_turn_id=reply_turn)
-    if not group:
-        await memory.state.retire_bootstrap(speaker.person_id)
     return Reply(answer, prompt, user_turn, reply_turn, fallback, reminders=bool(kept))
 
 

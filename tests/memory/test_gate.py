@@ -121,15 +121,75 @@ async def test_a_read_that_fails_inside_a_shared_read_leaves_no_receipt_of_the_o
     assert len(methods) == before + 1 and methods[-1] == "receipts"  # only the audit's own
 
 
-async def test_a_transaction_opened_inside_another_on_the_same_task_fails_instead_of_hanging(
+async def test_the_households_own_state_read_inside_a_shared_read_joins_its_transaction(
     home: Household,
 ) -> None:
     m = home.memory
     async with m.together(home.dm(home.bob)):
-        with pytest.raises(RuntimeError, match="inside another"):
-            async with asyncio.timeout(5):  # the same task: it would wait on itself
-                await m.people.list()
+        async with asyncio.timeout(5):  # the same task: waiting on the lock would never end
+            assert len(await m.people.list()) == 3
+            assert not await m.state.is_introduced(home.bob.person_id)
     assert len(await m.people.list()) == 3  # the store is free again
+
+
+async def test_a_transaction_opened_inside_another_on_the_same_task_fails_instead_of_hanging(
+    home: Household,
+) -> None:
+    m = home.memory
+    async with m._store.transaction():
+        with pytest.raises(RuntimeError, match="inside another"):
+            async with asyncio.timeout(5):
+                await m.people.list()
+    assert len(await m.people.list()) == 3
+
+
+class _Undone(Exception):
+    """What ends a block before it commits."""
+
+
+async def test_writes_made_at_once_are_all_kept_or_none_are(home: Household) -> None:
+    m = home.memory
+    bob = home.dm(home.bob)
+    scope = private_scope(home.bob.person_id)
+
+    async def said(text: str) -> None:
+        await m.transcript.receive(chat_id="dm:bob", speaker_id=home.bob.person_id,
+                                   role=Role.USER, scope=scope, text=text, source_update=None)
+        await m.state.save_affect("person:bob", 0.4, 0.2, {}, "2026-03-01T09:00:00+00:00")
+
+    async def undone() -> None:
+        async with m.at_once():
+            await said("I moved the spare key to the blue pot")
+            raise _Undone
+
+    with pytest.raises(_Undone):
+        await undone()
+    assert await m.transcript.lines(bob, chat_id="dm:bob") == []
+    assert await m.state.affect("person:bob") is None
+    async with m.at_once():
+        await said("I moved the spare key to the green pot")
+    assert [t.text for t in await m.transcript.lines(bob, chat_id="dm:bob")] == [
+        "I moved the spare key to the green pot"]
+    row = await m.state.affect("person:bob")
+    assert row is not None and row.valence == 0.4
+
+
+async def test_a_read_undone_with_its_block_leaves_a_ledger_that_verifies(
+    home: Household,
+) -> None:
+    m = home.memory
+    await m.beliefs.remember(home.bob.person_id, "Bob keeps the boat papers in the loft")
+    bob = home.dm(home.bob)
+    async def undone() -> None:
+        async with m.at_once():
+            assert await m.beliefs.about(bob, home.bob.person_id)  # receipted, then undone
+            raise _Undone
+
+    with pytest.raises(_Undone):
+        await undone()
+    assert await m.beliefs.about(bob, home.bob.person_id)
+    checked, broken = await m.ledger.verify()  # the anchor never ran ahead of the ledger
+    assert broken is None and checked >= 1
 
 
 async def test_a_task_started_inside_a_shared_read_reads_on_its_own(home: Household) -> None:

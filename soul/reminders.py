@@ -196,10 +196,13 @@ class Desk:
     ) -> tuple[list[Request], list[str]]:
         """Her own "I'll remind you ..." with a time she can place becomes a reminder she
         started herself. Returns the promises kept that way and a line noting each time."""
+        promises = promised_reminders(reply)
+        if not promises:  # most replies promise nothing: no read of the member's zone
+            return [], []
         zone_name = await self.zone(memory, speaker.person_id)
         kept: list[Request] = []
         lines: list[str] = []
-        for promise in promised_reminders(reply):
+        for promise in promises:
             when = await read_time(promise.when, now, zone_of(zone_name), "en")
             if when is None:
                 continue

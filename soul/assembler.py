@@ -215,10 +215,13 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
     where = "the household group" if intent.group else "their private chat"
     ctx = context_for(intent, f"reply to {intent.speaker.name} in {where}")
     # Both tiers of her memory, judged: what answers is told as remembered, what is related
-    # is shown apart to a model able to hold the difference, never to a small one. While the
+    # is shown apart to a model able to hold the difference, never to a small one. A model
+    # that judges is given the first of them whatever the signals said (what it finds
+    # unrelated, or what stays unrelated when it cannot judge, is not shown). While the
     # question's meaning embeds, the rest of what the reply reads is read, at one trip.
     recalling = asyncio.ensure_future(
-        memory.recall.recollect(ctx, intent.text, limit=RECALL_LIMIT))
+        memory.recall.recollect(ctx, intent.text, limit=RECALL_LIMIT,
+                                unrelated=judge is not None))
     try:
         async with memory.together(ctx):
             people = await memory.people.list()

@@ -108,6 +108,46 @@ async def test_an_answer_that_does_not_fit_the_schema_leaves_the_signal_judges_v
     assert all("as the model judged it" not in m.why for m in state.memories)
 
 
+async def test_a_memory_the_signals_found_unrelated_is_told_when_the_model_says_it_answers(
+    tmp_path: Path,
+) -> None:
+    memory, bob, _ = await household(tmp_path)
+    for line in ("The engineer comes on Thursday at nine for the boiler",
+                 "Heating oil is cheaper in the summer, fix the tank gauge",
+                 "Someone is coming to read the heating meter next week",
+                 "The cat knocked a mug off the shelf again",
+                 "Ordered new wellies for the allotment",
+                 "The choir meets in the church hall on Mondays"):
+        await memory.transcript.append(chat_id=dm_chat(bob), speaker_id=bob.person_id,
+                                       role=Role.USER, scope=private_scope(bob.person_id),
+                                       text=line)
+    question = "When is someone coming to fix the heating?"
+    soul = load_soul(None, profile=FULL)
+    try:
+        signals = await memory.recall.recollect(context_for(intent(bob, question), "a test"),
+                                                question, unrelated=True)
+        seen: list[str] = []
+        async with gateway(answering("answers", seen)) as model:
+            judged = await gather(memory, soul, intent(bob, question), judge=model)
+        async with gateway(answering("unrelated", [])) as model:
+            refused = await gather(memory, soul, intent(bob, question), judge=model)
+        unjudged = await gather(memory, soul, intent(bob, question))
+    finally:
+        await memory.close()
+    # What the signals alone find unrelated is told to no one without a model that reads it;
+    # a model that judges is given it, and its verdict stands.
+    unrelated = [m.turn.text for m in signals
+                 if isinstance(m, Quoted) and m.verdict is Verdict.UNRELATED]
+    assert unrelated
+    shown = [m.turn.text for m in (*unjudged.memories, *unjudged.related)
+             if isinstance(m, Quoted)]
+    assert not set(unrelated) & set(shown)
+    assert all(text in seen[0] for text in unrelated)
+    told = [m.turn.text for m in judged.memories if isinstance(m, Quoted)]
+    assert set(unrelated) <= set(told)
+    assert not refused.memories and not refused.related
+
+
 class Slow:
     """A model that takes longer than a member may wait."""
 

@@ -285,12 +285,14 @@ class Gateway:
         temperature: float | None = None,
         patient: bool = False,
         stop: Sequence[str] = (),
+        within_s: float | None = None,
     ) -> str:
         """The model's reply to `messages`, stripped. Raises ModelError when there is none.
 
         A member is waiting for a reply, so by default it gets one attempt's timeout (quick
-        retries of fast failures fit inside it, a hanging server does not get three chances);
-        `patient` work in the background (summaries) gets the whole retry deadline.
+        retries of fast failures fit inside it, a hanging server does not get three chances),
+        or less when the turn says what is left of it (`within_s`); `patient` work in the
+        background (summaries) gets the whole retry deadline.
 
         Sampled by the gateway's profile: its temperature unless the caller names one, at most
         its `max_tokens`, its penalties, and its stops besides the caller's `stop` (the prompt's
@@ -298,6 +300,8 @@ class Gateway:
         finished sentence, when it has one.
         """
         deadline = self.deadline_s if patient else self.reply_deadline_s
+        if within_s is not None and not patient:
+            deadline = min(deadline, within_s)
         with _as_model_error():
             completion = await self._create(
                 messages=_chat(messages), deadline_s=deadline,

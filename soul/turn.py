@@ -13,6 +13,7 @@ Must not: read memory except through the facade (via the assembler), or echo a m
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -24,6 +25,7 @@ from soul.assembler import Intent, Prompt, affect_key, assemble, context_for, cu
 from soul.files import Soul
 from soul.goals import promised_goals, requested_goals
 from soul.judge import wanted
+from soul.model import Gateway
 from soul.reminders import Desk
 
 log = logging.getLogger("hearth.turn")
@@ -111,11 +113,21 @@ async def respond(
         for goal in requested_goals(text):
             await memory.goals.add(speaker.person_id, goal, scope=scope, provenance="requested",
                                   source_turn_id=user_turn)
+    judging = isinstance(model, Gateway) and wanted(soul, model)
+    assembling = time.monotonic()
     prompt = await assemble(memory, soul, intent,
-                            judge=model if wanted(soul, model) else None)  # type: ignore[arg-type]
+                            judge=model if judging else None)  # type: ignore[arg-type]
     fallback = False
     try:
-        if prompt.stop:  # only a profile that asks for stops passes any
+        if isinstance(model, Gateway) and judging:
+            # The judge's wait comes out of the member's: a model that hangs while it judges
+            # keeps her no longer than one that hangs while it replies (at least half of a
+            # reply's own time is left to the reply).
+            left = model.reply_deadline_s - (time.monotonic() - assembling)
+            answer = await model.reply(list(prompt.messages),
+                                       max_tokens=soul.manifest.reply_reserve, stop=prompt.stop,
+                                       within_s=max(model.reply_deadline_s / 2, left))
+        elif prompt.stop:  # only a profile that asks for stops passes any
             answer = await model.reply(list(prompt.messages),
                                        max_tokens=soul.manifest.reply_reserve, stop=prompt.stop)
         else:

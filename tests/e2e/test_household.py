@@ -83,9 +83,11 @@ async def _has_document(tg: Telegram, member: Member) -> bool:
 
 
 def is_dm_turn_of(request: Json, member: Member) -> bool:
-    """A conversation request answering a line in `member`'s private chat."""
-    last = last_user_text(request)
-    return not is_background(request) and markers_in(last) == {member.marker}
+    """A conversation request answering a line in `member`'s private chat: the reply, or the
+    model judging her memories for it (whose message comes first, before what it may show:
+    the shared scope's lines too, which a private chat sees)."""
+    asked = last_user_text(request).split("\n\nMemories:", 1)[0]
+    return not is_background(request) and markers_in(asked) == {member.marker}
 
 
 async def test_each_members_private_facts_reach_only_their_own_chat_and_come_back_to_them_there(

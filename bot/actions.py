@@ -76,7 +76,7 @@ async def beliefs_as_of(memory: Memory, person: Person, when: datetime) -> list[
 @dataclass(frozen=True)
 class ForgetPreview:
     beliefs: list[Belief]  # what would be forgotten
-    mentions: int  # when no belief holds it yet: how many things said mention it
+    mentions: int  # how many things said (lines, summaries, goals) repeat the words: scrubbed too
 
     @property
     def empty(self) -> bool:
@@ -87,7 +87,7 @@ async def preview_forget(memory: Memory, person: Person, text: str, *,
                          shared: bool = False) -> ForgetPreview:
     ctx = inspecting(person, "the member asked to forget")
     found = await memory.forgetting.preview(ctx, text, shared=shared)
-    mentions = 0 if found else await memory.forgetting.mentions(ctx, text, shared=shared)
+    mentions = await memory.forgetting.mentions(ctx, text, shared=shared)
     return ForgetPreview(found, mentions)
 
 

@@ -596,6 +596,8 @@ async def _forget(memory: Memory, args: argparse.Namespace) -> int:
             _print("this is what would be forgotten, for good:")
             for belief in found:
                 _print(f"  {belief.proposition}")
+            if mentions:
+                _print(f"  and the same words in {mentions} thing(s) said")
         else:
             _print(f"no belief holds it yet, but {mentions} thing(s) said mention it")
         sys.stdout.write("forget it, for good? [y/N] ")

@@ -197,7 +197,8 @@ async def forget(update: Update, context: HearthContext, message: Message,
           InlineKeyboardButton(texts.FORGET_NO, callback_data=no)]]
     )
     lines = (
-        [texts.FORGET_ASK, *(f"• {b.proposition}" for b in found), texts.FORGET_QUESTION]
+        [texts.FORGET_ASK, *(f"• {b.proposition}" for b in found),
+         *([texts.forget_also(mentions)] if mentions else []), texts.FORGET_QUESTION]
         if found
         else [texts.forget_mentions(mentions)]
     )

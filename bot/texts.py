@@ -257,6 +257,14 @@ def forget_mentions(count: int) -> str:
     things = "one thing you said mentions" if count == 1 else f"{count} things said here mention"
     return (f"I haven't made a note of that yet, but {things} it. "
             "Shall I forget those words, for good?")
+
+
+def forget_also(count: int) -> str:
+    """Beside the notes listed: the words go from what was said too."""
+    things = "one thing you said" if count == 1 else f"{count} things said here"
+    return f"…and the same words in {things}."
+
+
 FORGET_QUESTION = "Shall I?"
 FORGET_YES = "Forget these"
 FORGET_NO = "Keep them"

@@ -555,6 +555,23 @@ async def test_forget_shows_what_will_go_and_forgets_on_confirmation_without_rep
     assert callback_answers(bot)[-1] == texts.BUTTON_INVALID
 
 
+async def test_forget_shows_that_the_words_go_from_what_was_said_too(bot: Bot) -> None:
+    await bot.say(BOB, "I hide chocolate in the piano, do not tell Alice", name="Bob")
+    await bot.remember(BOB, "Bob hides chocolate in the piano")
+    before = len(bot.to(BOB))
+    await bot.say(BOB, "/forget chocolate", name="Bob")
+    preview = bot.to(BOB)[before:]
+    assert len(preview) == 1
+    assert "Bob hides chocolate in the piano" in preview[0]
+    assert texts.forget_also(1) in preview[0]
+    forget_token, _ = button_tokens(bot)
+    await bot.send(bot.people.press(BOB, forget_token, name="Bob"))
+    bob = await bot.person(BOB)
+    ctx = AccessContext.for_member(bob.person_id, Activity.MEMBER_INSPECT, "a test read")
+    lines = await bot.memory.transcript.lines(ctx)
+    assert lines and not any("chocolate" in t.text for t in lines)
+
+
 async def test_a_forged_foreign_or_expired_button_changes_nothing(bot: Bot) -> None:
     await bot.remember(BOB, "Bob hides chocolate in the piano")
     await bot.say(BOB, "/forget chocolate", name="Bob")

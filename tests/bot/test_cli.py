@@ -181,6 +181,28 @@ def test_forget_shows_what_will_go_and_asks_first(
     assert (recalled == "nothing recalled") is gone
 
 
+def test_forget_shows_that_what_was_said_loses_the_words_too(
+    household: Shell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def say() -> None:
+        memory = await Memory.open(household.db)
+        try:
+            bob = await memory.people.by_name("Bob")
+            await memory.transcript.append(chat_id="dm:1002", speaker_id=bob.person_id,
+                                           role=Role.USER, scope=private_scope(bob.person_id),
+                                           text="I hide chocolate in the piano")
+        finally:
+            await memory.close()
+
+    asyncio.run(say())
+    household("remember", "--as", "Bob", "Bob hides chocolate in the piano")
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    code, out, _ = household("forget", "--as", "Bob", "chocolate")
+    assert code == 0
+    assert "Bob hides chocolate in the piano" in out
+    assert "and the same words in 1 thing(s) said" in out
+
+
 def test_forget_before_the_tick_asks_about_what_was_said_and_scrubs_it(
     household: Shell, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -181,20 +181,25 @@ def test_forget_shows_what_will_go_and_asks_first(
     assert (recalled == "nothing recalled") is gone
 
 
-def test_forget_shows_that_what_was_said_loses_the_words_too(
-    household: Shell, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def bob_said(household: Shell, text: str) -> None:
+    """A line Bob said in his DM, stored as the bot stores it, before any tick."""
     async def say() -> None:
         memory = await Memory.open(household.db)
         try:
             bob = await memory.people.by_name("Bob")
             await memory.transcript.append(chat_id="dm:1002", speaker_id=bob.person_id,
                                            role=Role.USER, scope=private_scope(bob.person_id),
-                                           text="I hide chocolate in the piano")
+                                           text=text)
         finally:
             await memory.close()
 
     asyncio.run(say())
+
+
+def test_forget_shows_that_what_was_said_loses_the_words_too(
+    household: Shell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bob_said(household, "I hide chocolate in the piano")
     household("remember", "--as", "Bob", "Bob hides chocolate in the piano")
     monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
     code, out, _ = household("forget", "--as", "Bob", "chocolate")
@@ -206,17 +211,7 @@ def test_forget_shows_that_what_was_said_loses_the_words_too(
 def test_forget_before_the_tick_asks_about_what_was_said_and_scrubs_it(
     household: Shell, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def say() -> None:
-        memory = await Memory.open(household.db)
-        try:
-            bob = await memory.people.by_name("Bob")
-            await memory.transcript.append(chat_id="dm:1002", speaker_id=bob.person_id,
-                                     role=Role.USER, scope=private_scope(bob.person_id),
-                                     text="I keep the spare key under the gnome")
-        finally:
-            await memory.close()
-
-    asyncio.run(say())  # a line the tick has not consolidated yet
+    bob_said(household, "I keep the spare key under the gnome")  # not consolidated yet
     monkeypatch.setattr("sys.stdin", io.StringIO("yes\n"))
     code, out, _ = household("forget", "--as", "Bob", "spare key under the gnome")
     assert code == 0 and "thing(s) said mention it" in out and "forgot 0 belief(s)" in out

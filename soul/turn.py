@@ -113,20 +113,19 @@ async def respond(
         for goal in requested_goals(text):
             await memory.goals.add(speaker.person_id, goal, scope=scope, provenance="requested",
                                   source_turn_id=user_turn)
-    judging = isinstance(model, Gateway) and wanted(soul, model)
+    judge = model if isinstance(model, Gateway) and wanted(soul, model) else None
     assembling = time.monotonic()
-    prompt = await assemble(memory, soul, intent,
-                            judge=model if judging else None)  # type: ignore[arg-type]
+    prompt = await assemble(memory, soul, intent, judge=judge)
     fallback = False
     try:
-        if isinstance(model, Gateway) and judging:
+        if judge is not None:
             # The judge's wait comes out of the member's: a model that hangs while it judges
             # keeps her no longer than one that hangs while it replies (at least half of a
             # reply's own time is left to the reply).
-            left = model.reply_deadline_s - (time.monotonic() - assembling)
-            answer = await model.reply(list(prompt.messages),
+            left = judge.reply_deadline_s - (time.monotonic() - assembling)
+            answer = await judge.reply(list(prompt.messages),
                                        max_tokens=soul.manifest.reply_reserve, stop=prompt.stop,
-                                       within_s=max(model.reply_deadline_s / 2, left))
+                                       within_s=max(judge.reply_deadline_s / 2, left))
         elif prompt.stop:  # only a profile that asks for stops passes any
             answer = await model.reply(list(prompt.messages),
                                        max_tokens=soul.manifest.reply_reserve, stop=prompt.stop)

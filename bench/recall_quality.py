@@ -18,6 +18,14 @@ answer key:
   where they may not look), nothing is told;
 - leaks: a row returned that the asker may not see there (must be 0).
 
+With `--model`, the configured model (`OPENAI_BASE_URL`, `OPENAI_API_KEY`, `HEARTH_MODEL`, as
+the bot reads them) also judges what recall handed over for each question, in the one call a
+turn makes (`soul.judge`), and its columns follow: model told@12, its precision, its
+nothing-told, and how often it could not judge (a timeout, an error, an answer that does not
+fit the schema: then the signal judge's verdicts stand, and are what is counted). The model's
+time is reported apart from recall's. `--split held_out` asks only the held-out households
+(a real model takes a second or more per question).
+
 BM25 over the same visible lines runs beside it (`bm25s`, the baseline of
 `bench.household_memory`): its hit@10, and as "told" its first line, which it always tells
 (nothing only when no word matches). Rows: each household, then each language over the
@@ -29,7 +37,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
+import logging
+import os
 import tempfile
 import time
 from collections.abc import Sequence
@@ -40,10 +51,12 @@ from typing import Any
 
 from bench.household_memory import Household, Question, asking_order, run_bm25
 from bench.recall import percentile
-from bench.replay import HOUSEHOLDS, discover, replay
+from bench.replay import HOUSEHOLDS, Replayed, discover, replay
 from memory import Embedder, Quoted, Recalled, Sensitivity, make_embedder
 from memory.classifier import classify
 from memory.recall import LIMIT
+from soul.judge import StructuredModel, judge
+from soul.model import Gateway, ModelConfig, model_config_from, with_model
 
 HIT_AT = 10
 
@@ -66,9 +79,27 @@ class Scored:
     bm25_told: bool = False  # BM25's first line is evidence (answerable) / something (abstain)
     ms: float = 0.0
     kind: str = ""
+    # The model judge's outcome (None: no model asked).
+    model_told: bool | None = None
+    model_told_items: int = 0
+    model_told_right: int = 0
+    model_fell_back: bool = False
+    model_ms: float = 0.0
 
 
-async def ask_all(household: Household, embedder: Embedder | None) -> list[Scored]:
+class _Failures(logging.Handler):
+    """Counts what the model judge logs when it cannot judge and the signals' verdicts stand."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
+async def ask_all(household: Household, embedder: Embedder | None,
+                  model: StructuredModel | None = None) -> list[Scored]:
     out: list[Scored] = []
     bm25 = run_bm25(household, "lines", HIT_AT)
     with tempfile.TemporaryDirectory() as folder:
@@ -101,10 +132,36 @@ async def ask_all(household: Household, embedder: Embedder | None) -> list[Score
                     s.told_right = sum(bool(set(keys) & evidence) for keys in told)
                     s.bm25_hit = bool(set(base.keys[:HIT_AT]) & evidence)
                     s.bm25_told = bool(set(base.keys[:1]) & evidence)
+                if model is not None:
+                    await _judge_with(model, done, q, handed, s)
                 out.append(s)
         finally:
             await done.memory.close()
     return out
+
+
+async def _judge_with(model: StructuredModel, done: Replayed, q: Question,
+                      handed: Sequence[Recalled | Quoted], s: Scored) -> None:
+    """The model's verdicts on what recall handed over, scored into `s` as the assembler would
+    use them: what it says answers is told."""
+    judging = logging.getLogger("hearth.judge")
+    failures = _Failures()
+    judging.addHandler(failures)
+    start = time.perf_counter()
+    try:
+        names = {p.person_id: p.name for p in done.people.values()}
+        verdicts = await judge(model, handed, question=q.text, asker=done.people[q.asker].name,
+                               names=names, now=done.clock.now)
+    finally:
+        judging.removeHandler(failures)
+    s.model_ms = (time.perf_counter() - start) * 1000
+    s.model_fell_back = failures.count > 0
+    said = [done.keys_of(item) for item in verdicts if item.sure]
+    evidence = set(q.evidence)
+    s.model_told = bool(said) if q.abstain else any(set(keys) & evidence for keys in said)
+    if not q.abstain:
+        s.model_told_items = len(said)
+        s.model_told_right = sum(bool(set(keys) & evidence) for keys in said)
 
 
 def _leaks(household: Household, q: Question, item: Recalled | Quoted, keys: list[str]) -> bool:
@@ -133,7 +190,16 @@ def summary(rows: Sequence[Scored]) -> dict[str, Any]:
         return round(hits / n, 3) if n else None
 
     told_items = sum(r.told_items for r in answerable)
-    return {
+    model = {}
+    if any(r.model_told is not None for r in rows):
+        model = {
+            "model_told": rate(sum(bool(r.model_told) for r in answerable), len(answerable)),
+            "model_precision": rate(sum(r.model_told_right for r in answerable),
+                                    sum(r.model_told_items for r in answerable)),
+            "model_nothing_told": rate(sum(not r.model_told for r in abstain), len(abstain)),
+            "model_fell_back": sum(r.model_fell_back for r in rows),
+        }
+    return model | {
         "questions": len(rows), "answerable": len(answerable), "abstain": len(abstain),
         "hit_at_10": rate(sum(r.hit for r in answerable), len(answerable)),
         "told_at_10": rate(sum(r.told for r in answerable), len(answerable)),
@@ -151,14 +217,17 @@ COLUMNS = (("questions", "n"), ("hit_at_10", "hit@10"), ("told_at_10", "told@10"
            ("told_precision", "precision"), ("judged_at_12", "judged@12"),
            ("nothing_told", "nothing"), ("leaks", "leaks"), ("bm25_hit_at_10", "bm25 hit"),
            ("bm25_told", "bm25 told"), ("bm25_nothing_told", "bm25 nothing"))
+MODEL_COLUMNS = (("model_told", "model told"), ("model_precision", "model prec"),
+                 ("model_nothing_told", "model noth"), ("model_fell_back", "fell back"))
 
 
 def print_table(title: str, rows: dict[str, dict[str, Any]]) -> None:
     print(f"\n{title}")
-    print(f"{'':<30}" + "".join(f"{h:>11}" for _, h in COLUMNS))
+    columns = COLUMNS + (MODEL_COLUMNS if any("model_told" in r for r in rows.values()) else ())
+    print(f"{'':<30}" + "".join(f"{h:>11}" for _, h in columns))
     for name, row in rows.items():
         cells = []
-        for key, _ in COLUMNS:
+        for key, _ in columns:
             value = row[key]
             cells.append("-" if value is None else
                          f"{value:.3f}" if isinstance(value, float) else str(value))
@@ -169,10 +238,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     embedder = make_embedder(args.embedder)
     name = "none" if embedder is None else embedder.name
-    households = discover(Path(args.data))
+    households = [h for h in discover(Path(args.data)) if args.split in ("all", h.split)]
+    config = await configured_model() if args.model else None
+    gateway = None if config is None else Gateway(config)
     scored: list[Scored] = []
-    for household in households:
-        scored += await ask_all(household, embedder)
+    try:
+        for household in households:
+            scored += await ask_all(household, embedder, gateway)
+    finally:
+        if gateway is not None:
+            await gateway.aclose()
     per_household = {f"{h.name[:20]} ({h.language}, {h.split})":
                      summary([s for s in scored if s.household == h.name]) for h in households}
     languages = sorted({h.language for h in households})
@@ -191,11 +266,30 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     timings = [s.ms for s in scored]
     print(f"\nrecollect p50 {percentile(timings, 0.5):.1f} ms, p95 {percentile(timings, 0.95):.1f}"
           f" ms; {time.perf_counter() - started:.0f} s in all")
-    return {"bench": "recall_quality", "embedder": name, "limit": LIMIT,
-            "held_out": {k: v for k, v in held.items() if v["questions"]},
-            "all": summary(scored), "per_language": every,
-            "p50_ms": round(percentile(timings, 0.5), 2),
-            "p95_ms": round(percentile(timings, 0.95), 2)}
+    out = {"bench": "recall_quality", "embedder": name, "limit": LIMIT,
+           "held_out": {k: v for k, v in held.items() if v["questions"]},
+           "all": summary(scored), "per_language": every,
+           "p50_ms": round(percentile(timings, 0.5), 2),
+           "p95_ms": round(percentile(timings, 0.95), 2)}
+    if config is not None:
+        judged = [s.model_ms for s in scored]
+        print(f"model judge ({config.model}): p50 {percentile(judged, 0.5):.0f} ms,"
+              f" p95 {percentile(judged, 0.95):.0f} ms per question")
+        out |= {"model": config.model,
+                "model_p50_ms": round(percentile(judged, 0.5), 1),
+                "model_p95_ms": round(percentile(judged, 0.95), 1)}
+    return out
+
+
+async def configured_model() -> ModelConfig:
+    """The model the environment configures, as the bot would find it; one attempt per call,
+    as the judge makes it within a turn."""
+    config = model_config_from(os.environ.get("OPENAI_BASE_URL"),
+                               os.environ.get("OPENAI_API_KEY"), os.environ.get("HEARTH_MODEL"))
+    if config is None:
+        raise SystemExit("--model needs OPENAI_BASE_URL (and HEARTH_MODEL, or a server that"
+                         " lists one)")
+    return dataclasses.replace(await with_model(config), attempts=1)
 
 
 def main() -> None:
@@ -203,6 +297,10 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--embedder", default="e5", choices=["e5", "minilm", "none"])
     parser.add_argument("--data", default=str(HOUSEHOLDS), help="the households' folder")
+    parser.add_argument("--split", default="all", choices=["all", "held_out", "fit"],
+                        help="which households to ask")
+    parser.add_argument("--model", action="store_true",
+                        help="the configured model judges too (OPENAI_BASE_URL, HEARTH_MODEL)")
     print(json.dumps(asyncio.run(run(parser.parse_args())), ensure_ascii=False))
 
 

@@ -6,7 +6,8 @@ reply are shown to the model once more, each under an opaque ref made for this c
 (`answers`, `related` or `unrelated`). Only what recall handed back is sent: it came through
 the gate for this reader, so nothing outside their visible set can be. A timeout, a model
 error, or an answer that does not fit the schema leaves the signal judge's verdicts as they
-were. The embedded model's profile never uses it (`wanted`).
+were; a memory the model's answer leaves out keeps the signals' verdict, the others take the
+model's. The embedded model's profile never uses it (`wanted`).
 
 Owns: the judging prompt, its schema, and applying the model's verdicts. Must not: read
 memory, or send anything recall did not hand back.
@@ -134,17 +135,19 @@ async def judge_all(model: StructuredModel, items: Sequence[Item], passages: Seq
         log.exception("the model judge failed; the signal judge stands")
         return list(items), list(passages)
     given = {v.ref: Verdict(v.verdict) for v in answer.verdicts if v.ref in refs or v.ref in shelf}
-    if len(given) != wanted_refs:
-        log.warning("the model judged %d of %d memories; the signal judge stands",
-                    len(given), wanted_refs)
+    if not given:
+        log.warning("the model judged none of the %d memories; the signal judge stands",
+                    wanted_refs)
         return list(items), list(passages)
-    judged = [refs[ref].model_copy(update={
-        "verdict": verdict,
-        "why": f"{verdict.value}, as the model judged it (the signals said {refs[ref].why})",
-    }) for ref, verdict in given.items() if ref in refs]
+    if len(given) < wanted_refs:  # what it judged counts; the signals' verdicts stand for the rest
+        log.info("the model judged %d of %d memories", len(given), wanted_refs)
+    judged = [item.model_copy(update={
+        "verdict": given[ref],
+        "why": f"{given[ref].value}, as the model judged it (the signals said {item.why})",
+    }) if ref in given else item for ref, item in refs.items()]
     order = {Verdict.ANSWERS: 0, Verdict.RELATED: 1, Verdict.UNRELATED: 2}
     read = [dataclasses.replace(
         found, told=given[ref] is Verdict.ANSWERS,
         why=f"{given[ref].value}, as the model judged it (the signals said {found.why})")
-        for ref, found in shelf.items()]
+        if ref in given else found for ref, found in shelf.items()]
     return sorted(judged, key=lambda item: order[item.verdict]), read

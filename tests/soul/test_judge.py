@@ -172,6 +172,38 @@ async def test_a_model_too_slow_to_judge_leaves_the_items_as_they_were(tmp_path:
     assert kept == items
 
 
+class JudgesOnlyTheFirst:
+    """A model whose answer leaves out every memory but the first, which it finds unrelated."""
+
+    async def extract(self, messages: list[dict[str, str]], schema: type[Judged], *,
+                      max_tokens: int = 0, temperature: float = 0.0) -> Judged:
+        return schema.model_validate({"verdicts": [{"ref": "m1", "verdict": "unrelated"}]})
+
+
+async def test_a_memory_the_model_leaves_out_keeps_the_signals_verdict_and_the_rest_take_its(
+        tmp_path: Path) -> None:
+    memory, bob, _ = await household(tmp_path)
+    await memory.transcript.append(chat_id=dm_chat(bob), speaker_id=bob.person_id,
+                                   role=Role.USER, scope=private_scope(bob.person_id),
+                                   text="The passport photos are in the kitchen drawer")
+    question = "When does my passport expire?"
+    try:
+        items = await memory.recall.recollect(context_for(intent(bob, "passport"), "a test"),
+                                              question, unrelated=True)
+    finally:
+        await memory.close()
+    assert len(items) >= 2
+    judged = await judge(JudgesOnlyTheFirst(), items, question=question, asker="Bob", names={},
+                         now=NOW)
+    first, rest = items[0], items[1:]
+    assert len(judged) == len(items)
+    (model_judged,) = [m for m in judged if "as the model judged it" in m.why]
+    assert model_judged.verdict is Verdict.UNRELATED
+    assert model_judged.model_copy(update={"verdict": first.verdict, "why": first.why}) == first
+    # The memories the answer left out are as the signals judged them, verdict and why.
+    assert sorted((m for m in judged if m is not model_judged), key=items.index) == rest
+
+
 @pytest.mark.parametrize(("profile", "gateway_model", "expected"), [
     (FULL, True, True),
     (FULL, False, False),  # anything but the gateway to a configured model

@@ -36,7 +36,10 @@ said in the group, which the group's conversation may not use without a grant).
 `--baseline bm25` (the default) ranks the same visible lines with plain BM25 (`bm25s`: lower
 case words, its English stopwords, no stemming; nothing returned when no word matches) so
 the two are measured in the same run; `--bm25-corpus facts` gives BM25 the fact lines only,
-the rows hearth ranks. Prints a table per system, then one JSON line.
+the rows hearth ranks. `--model` has the configured model (`OPENAI_BASE_URL`, `HEARTH_MODEL`)
+judge what recall hands over for each question, as a turn's judge does (`soul.judge`), and
+scores what it would tell over the same ranked evidence, in a table of its own. Prints a
+table per system, then one JSON line.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
+from bench.judging import configured, judged
 from bench.recall import percentile
 from memory import (
     SHARED,
@@ -61,6 +65,7 @@ from memory import (
     Activity,
     Embedder,
     Memory,
+    Person,
     Role,
     Sensitivity,
     dm_chat,
@@ -70,7 +75,10 @@ from memory import (
     private_scope,
 )
 from memory.classifier import classify
+from memory.recall import LIMIT
 from memory.recall.periods import asked_period
+from soul.judge import StructuredModel
+from soul.model import Gateway
 
 DATA = Path(__file__).resolve().with_name("household")
 ANSWERABLE_KINDS = ("paraphrase", "update", "other_member", "temporal", "alias", "as_of")
@@ -341,9 +349,42 @@ class Answer:
 Results = dict[str, Answer]
 
 
+async def _tell(memory: Memory, clock: Clock, household: Household,
+                people: dict[str, Person], counts: dict[str, int],
+                ) -> tuple[dict[int, list[str]], dict[int, str]]:
+    """Every line stored where it was said, at its time, and a fact line's belief remembered;
+    which lines each belief and each stored line stand for."""
+    group = group_chat(household.group_chat)
+    belief_lines: dict[int, list[str]] = {}
+    turn_lines: dict[int, str] = {}
+    for line in household.lines:
+        clock.now = line.at
+        person = people[line.speaker]
+        turn = await memory.transcript.append(
+            chat_id=group if line.group else dm_chat(person),
+            speaker_id=person.person_id, role=Role.USER,
+            scope=SHARED if line.group else private_scope(person.person_id),
+            text=line.text,
+        )
+        turn_lines[turn] = line.key
+        counts["lines"] += 1
+        if line.fact:
+            outcome = await memory.beliefs.remember(person.person_id, line.proposition,
+                                                    shared=line.group)
+            if outcome.belief_id is None:
+                counts["refused"] += 1
+                continue
+            belief_lines.setdefault(outcome.belief_id, []).append(line.key)
+            counts["beliefs"] += outcome.status == "created"
+    return belief_lines, turn_lines
+
+
 async def run_hearth(household: Household, embedder: Embedder | None, folder: Path,
-                     limit: int) -> tuple[Results, dict[str, int]]:
-    """Replay the household into a fresh memory, then ask every question through recall."""
+                     limit: int, model: StructuredModel | None = None,
+                     ) -> tuple[Results, dict[str, int], Results]:
+    """Replay the household into a fresh memory, then ask every question through recall; with
+    a `model`, it also judges what recall hands over as a turn's would (the third results:
+    what it tells, over the same ranked evidence)."""
     first = household.lines[0].at if household.lines else household.ask_at
     clock = Clock(first - timedelta(days=1))
     memory = await Memory.open(folder / "household.db", create=True, embedder=embedder,
@@ -354,28 +395,7 @@ async def run_hearth(household: Household, embedder: Embedder | None, folder: Pa
         for m in household.members:
             people[m.key] = await memory.people.add(m.name, telegram_id=m.telegram_id,
                                                     owner=m.owner)
-        group = group_chat(household.group_chat)
-        belief_lines: dict[int, list[str]] = {}
-        turn_lines: dict[int, str] = {}
-        for line in household.lines:
-            clock.now = line.at
-            person = people[line.speaker]
-            turn = await memory.transcript.append(
-                chat_id=group if line.group else dm_chat(person),
-                speaker_id=person.person_id, role=Role.USER,
-                scope=SHARED if line.group else private_scope(person.person_id),
-                text=line.text,
-            )
-            turn_lines[turn] = line.key
-            counts["lines"] += 1
-            if line.fact:
-                outcome = await memory.beliefs.remember(person.person_id, line.proposition,
-                                                        shared=line.group)
-                if outcome.belief_id is None:
-                    counts["refused"] += 1
-                    continue
-                belief_lines.setdefault(outcome.belief_id, []).append(line.key)
-                counts["beliefs"] += outcome.status == "created"
+        belief_lines, turn_lines = await _tell(memory, clock, household, people, counts)
         by_text: dict[str, list[str]] = {}
         for line in household.lines:
             by_text.setdefault(normalize(line.proposition if line.fact else line.text),
@@ -393,6 +413,8 @@ async def run_hearth(household: Household, embedder: Embedder | None, folder: Pa
             return []
 
         results: Results = {}
+        by_model: Results = {}
+        names = {p.person_id: p.name for p in people.values()}
         for i, q in enumerate(asking_order(household.questions)):
             clock.now = household.ask_at + timedelta(minutes=i)
             # In the group the member who asks is the recall's actor, as the bot's turn makes
@@ -413,9 +435,16 @@ async def run_hearth(household: Household, embedder: Embedder | None, folder: Pa
             sure = [item for item in recalled if item.sure]
             results[q.qid] = Answer(keys, len(sure), ms,
                                     told=keys_of(sure[0]) if sure else [])
+            if model is not None:
+                handed = await memory.recall.recollect(ctx, q.text, limit=LIMIT, unrelated=True)
+                verdicts = await judged(model, handed, question=q.text,
+                                        asker=people[q.asker].name, names=names, now=clock.now)
+                said = [item for item in verdicts.items if item.sure]
+                by_model[q.qid] = Answer(keys, len(said), verdicts.ms,
+                                         told=keys_of(said[0]) if said else [])
     finally:
         await memory.close()
-    return results, counts
+    return results, counts, by_model
 
 
 _WORD = re.compile(r"[^\W_]+")
@@ -619,8 +648,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
               f" {len(household.questions)} questions {kinds}")
         return {"bench": "household_memory", "check": "ok"}
     embedder = make_embedder(args.embedder)
-    with tempfile.TemporaryDirectory() as folder:
-        results, counts = await run_hearth(household, embedder, Path(folder), args.limit)
+    config = await configured() if args.model else None
+    gateway = None if config is None else Gateway(config)
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            results, counts, by_model = await run_hearth(household, embedder, Path(folder),
+                                                         args.limit, gateway)
+    finally:
+        if gateway is not None:
+            await gateway.aclose()
     summary = report(household, results)
     name = "none" if embedder is None else embedder.name
     print(f"household memory: {len(household.questions)} questions"
@@ -644,6 +680,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "beliefs": counts["beliefs"],
         "embedder": name,
     }
+    if config is not None:
+        judged_by = report(household, by_model)
+        print_table(f"\nhearth recall, {config.model} judging what it hands over", judged_by)
+        spent = [a.ms for a in by_model.values()]
+        print(f"  model judge p50 {percentile(spent, 0.50):.0f} ms,"
+              f" p95 {percentile(spent, 0.95):.0f} ms")
+        line["model"] = {"name": config.model, **headline(judged_by),
+                         "p50_ms": round(percentile(spent, 0.50), 1),
+                         "p95_ms": round(percentile(spent, 0.95), 1)}
     baseline: Results | None = None
     if args.baseline == "bm25":
         baseline = run_bm25(household, args.bm25_corpus, args.limit)
@@ -676,6 +721,8 @@ def main() -> None:
     parser.add_argument("--data", default=str(DATA), help="the household's folder")
     parser.add_argument("--check", action="store_true",
                         help="only check that the data is well-formed")
+    parser.add_argument("--model", action="store_true",
+                        help="the configured model judges too (OPENAI_BASE_URL, HEARTH_MODEL)")
     args = parser.parse_args()
     print(json.dumps(asyncio.run(run(args)), ensure_ascii=False))
 

@@ -37,10 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
-import logging
-import os
 import tempfile
 import time
 from collections.abc import Sequence
@@ -50,13 +47,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.household_memory import Household, Question, asking_order, run_bm25
+from bench.judging import configured, judged
 from bench.recall import percentile
 from bench.replay import HOUSEHOLDS, Replayed, discover, replay
 from memory import Embedder, Quoted, Recalled, Sensitivity, make_embedder
 from memory.classifier import classify
 from memory.recall import LIMIT
-from soul.judge import StructuredModel, judge
-from soul.model import Gateway, ModelConfig, model_config_from, with_model
+from soul.judge import StructuredModel
+from soul.model import Gateway
 
 HIT_AT = 10
 
@@ -85,17 +83,6 @@ class Scored:
     model_told_right: int = 0
     model_fell_back: bool = False
     model_ms: float = 0.0
-
-
-class _Failures(logging.Handler):
-    """Counts what the model judge logs when it cannot judge and the signals' verdicts stand."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.count += 1
 
 
 async def ask_all(household: Household, embedder: Embedder | None,
@@ -144,19 +131,11 @@ async def _judge_with(model: StructuredModel, done: Replayed, q: Question,
                       handed: Sequence[Recalled | Quoted], s: Scored) -> None:
     """The model's verdicts on what recall handed over, scored into `s` as the assembler would
     use them: what it says answers is told."""
-    judging = logging.getLogger("hearth.judge")
-    failures = _Failures()
-    judging.addHandler(failures)
-    start = time.perf_counter()
-    try:
-        names = {p.person_id: p.name for p in done.people.values()}
-        verdicts = await judge(model, handed, question=q.text, asker=done.people[q.asker].name,
-                               names=names, now=done.clock.now)
-    finally:
-        judging.removeHandler(failures)
-    s.model_ms = (time.perf_counter() - start) * 1000
-    s.model_fell_back = failures.count > 0
-    said = [done.keys_of(item) for item in verdicts if item.sure]
+    names = {p.person_id: p.name for p in done.people.values()}
+    verdicts = await judged(model, handed, question=q.text, asker=done.people[q.asker].name,
+                            names=names, now=done.clock.now)
+    s.model_ms, s.model_fell_back = verdicts.ms, verdicts.fell_back
+    said = [done.keys_of(item) for item in verdicts.items if item.sure]
     evidence = set(q.evidence)
     s.model_told = bool(said) if q.abstain else any(set(keys) & evidence for keys in said)
     if not q.abstain:
@@ -239,7 +218,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     embedder = make_embedder(args.embedder)
     name = "none" if embedder is None else embedder.name
     households = [h for h in discover(Path(args.data)) if args.split in ("all", h.split)]
-    config = await configured_model() if args.model else None
+    config = await configured() if args.model else None
     gateway = None if config is None else Gateway(config)
     scored: list[Scored] = []
     try:
@@ -279,17 +258,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "model_p50_ms": round(percentile(judged, 0.5), 1),
                 "model_p95_ms": round(percentile(judged, 0.95), 1)}
     return out
-
-
-async def configured_model() -> ModelConfig:
-    """The model the environment configures, as the bot would find it; one attempt per call,
-    as the judge makes it within a turn."""
-    config = model_config_from(os.environ.get("OPENAI_BASE_URL"),
-                               os.environ.get("OPENAI_API_KEY"), os.environ.get("HEARTH_MODEL"))
-    if config is None:
-        raise SystemExit("--model needs OPENAI_BASE_URL (and HEARTH_MODEL, or a server that"
-                         " lists one)")
-    return dataclasses.replace(await with_model(config), attempts=1)
 
 
 def main() -> None:

@@ -1,5 +1,6 @@
-"""`bench.recall_quality --model`: the configured model judges what recall handed over, and
-its columns count what it would tell, beside the signal judge's, through the real client."""
+"""`--model` in the recall benchmarks (`bench.recall_quality`, `bench.household_memory`): the
+configured model judges what recall handed over, and its figures count what it would tell,
+beside the signal judge's, through the real client."""
 
 from __future__ import annotations
 
@@ -11,17 +12,16 @@ from typing import Any
 
 import pytest
 
-from bench import recall_quality
-from bench.household_memory import Household, load_household
+from bench import household_memory, recall_quality
+from bench.household_memory import DATA, Household, load_household
 from bench.replay import HOUSEHOLDS
 from tests.support.model_server import ModelServer, ResponsePlan
 
 _SHOWN = re.compile(r'^(m\d+): .*?: "(.*)"$', re.MULTILINE)
 
 
-def _small_household(folder: Path) -> Household:
-    """One held-out household, asked a dozen of its questions (answerable and not)."""
-    source = HOUSEHOLDS / "en-held-leeds"
+def _small_household(folder: Path, source: Path = HOUSEHOLDS / "en-held-leeds") -> Household:
+    """A household asked a dozen of its questions (answerable and not)."""
     shutil.copytree(source, folder)
     lines = (source / "questions.jsonl").read_text(encoding="utf-8").splitlines()
     answerable = [q for q in lines if '"kind": "paraphrase"' in q][:8]
@@ -91,3 +91,20 @@ async def test_asking_for_the_model_judge_without_a_configured_model_says_what_i
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(SystemExit, match="OPENAI_BASE_URL"):
         await _run(tmp_path / "households")
+
+
+async def test_the_household_benchmark_counts_what_the_model_would_tell_beside_the_signals(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    household = _small_household(tmp_path / "household", DATA)
+    args = argparse.Namespace(data=str(tmp_path / "household"), check=False, embedder="none",
+                              limit=10, model=True, baseline="none", bm25_corpus="lines",
+                              misses=False)
+    async with ModelServer(_oracle(household)) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("HEARTH_MODEL", "judge-model")
+        out = await household_memory.run(args)
+    model = out["model"]
+    assert model["name"] == "judge-model"
+    assert model["false_memory_rate"] == 0.0  # it knows no answer is there
+    assert model["answer_accuracy"] > out["answer_accuracy"]
+    assert model["recall_at_10"] == out["recall_at_10"]  # the same ranked evidence

@@ -37,9 +37,10 @@ said in the group, which the group's conversation may not use without a grant).
 case words, its English stopwords, no stemming; nothing returned when no word matches) so
 the two are measured in the same run; `--bm25-corpus facts` gives BM25 the fact lines only,
 the rows hearth ranks. `--model` has the configured model (`OPENAI_BASE_URL`, `HEARTH_MODEL`)
-judge what recall hands over for each question, as a turn's judge does (`soul.judge`), and
-scores what it would tell over the same ranked evidence, in a table of its own. Prints a
-table per system, then one JSON line.
+judge what recall hands over for each question, as a turn's judge does (`soul.judge`: one
+recall hands it the first candidates whatever their verdicts), in a replay of its own, and
+scores what it would tell in a table of its own, its time apart. Prints a table per system,
+then one JSON line.
 """
 
 from __future__ import annotations
@@ -381,10 +382,10 @@ async def _tell(memory: Memory, clock: Clock, household: Household,
 
 async def run_hearth(household: Household, embedder: Embedder | None, folder: Path,
                      limit: int, model: StructuredModel | None = None,
-                     ) -> tuple[Results, dict[str, int], Results]:
+                     ) -> tuple[Results, dict[str, int]]:
     """Replay the household into a fresh memory, then ask every question through recall; with
-    a `model`, it also judges what recall hands over as a turn's would (the third results:
-    what it tells, over the same ranked evidence)."""
+    a `model`, the model judges what recall hands over, as a turn's judge does, and what it
+    would tell is the answer (its time the answer's)."""
     first = household.lines[0].at if household.lines else household.ask_at
     clock = Clock(first - timedelta(days=1))
     memory = await Memory.open(folder / "household.db", create=True, embedder=embedder,
@@ -413,7 +414,6 @@ async def run_hearth(household: Household, embedder: Embedder | None, folder: Pa
             return []
 
         results: Results = {}
-        by_model: Results = {}
         names = {p.person_id: p.name for p in people.values()}
         for i, q in enumerate(asking_order(household.questions)):
             clock.now = household.ask_at + timedelta(minutes=i)
@@ -425,8 +425,15 @@ async def run_hearth(household: Household, embedder: Embedder | None, folder: Pa
                    AccessContext.for_member(people[q.asker].person_id,
                                             Activity.DM_CONVERSATION, PURPOSE))
             start = time.perf_counter()
-            recalled = await memory.recall.recollect(ctx, q.text, limit=limit)
+            # With a model, one recall hands it the first candidates whatever their verdicts,
+            # as a turn's does; the model's time is its own.
+            recalled = await memory.recall.recollect(
+                ctx, q.text, limit=limit if model is None else LIMIT, unrelated=model is not None)
             ms = (time.perf_counter() - start) * 1000
+            if model is not None:
+                verdicts = await judged(model, recalled, question=q.text,
+                                        asker=people[q.asker].name, names=names, now=clock.now)
+                recalled, ms = verdicts.items, verdicts.ms
             keys: list[str] = []
             for item in recalled:
                 for key in keys_of(item):
@@ -435,17 +442,9 @@ async def run_hearth(household: Household, embedder: Embedder | None, folder: Pa
             sure = [item for item in recalled if item.sure]
             results[q.qid] = Answer(keys, len(sure), ms,
                                     told=keys_of(sure[0]) if sure else [])
-            if model is not None:
-                handed = await memory.recall.recollect(ctx, q.text, limit=LIMIT, unrelated=True)
-                verdicts = await judged(model, handed, question=q.text,
-                                        asker=people[q.asker].name, names=names, now=clock.now)
-                said = [item for item in verdicts.items if item.sure]
-                by_model[q.qid] = Answer(keys, len(said), verdicts.ms,
-                                         told=keys_of(said[0]) if said else [])
     finally:
         await memory.close()
-    return results, counts, by_model
-
+    return results, counts
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -652,8 +651,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     gateway = None if config is None else Gateway(config)
     try:
         with tempfile.TemporaryDirectory() as folder:
-            results, counts, by_model = await run_hearth(household, embedder, Path(folder),
-                                                         args.limit, gateway)
+            results, counts = await run_hearth(household, embedder, Path(folder), args.limit)
+        by_model: Results = {}
+        if gateway is not None:  # a household of its own: the recalls it makes are its own
+            with tempfile.TemporaryDirectory() as folder:
+                by_model, _ = await run_hearth(household, embedder, Path(folder), args.limit,
+                                               gateway)
     finally:
         if gateway is not None:
             await gateway.aclose()

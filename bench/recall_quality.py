@@ -203,14 +203,14 @@ MODEL_COLUMNS = (("model_told", "model told"), ("model_precision", "model prec")
 def print_table(title: str, rows: dict[str, dict[str, Any]]) -> None:
     print(f"\n{title}")
     columns = COLUMNS + (MODEL_COLUMNS if any("model_told" in r for r in rows.values()) else ())
-    print(f"{'':<30}" + "".join(f"{h:>11}" for _, h in columns))
+    print(f"{'':<30}" + "".join(f"{h:>13}" for _, h in columns))
     for name, row in rows.items():
         cells = []
         for key, _ in columns:
             value = row[key]
             cells.append("-" if value is None else
                          f"{value:.3f}" if isinstance(value, float) else str(value))
-        print(f"{name[:29]:<30}" + "".join(f"{c:>11}" for c in cells))
+        print(f"{name[:29]:<30}" + "".join(f"{c:>13}" for c in cells))
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -112,8 +112,8 @@ class ModelError(HearthError):
 
 
 class UnusableAnswer(ModelError):
-    """The model answered, twice, but not in the shape asked for: asking again later is
-    unlikely to help with the same input."""
+    """The model answered, but not in the shape asked for (structured output: twice), or with
+    only its thinking: asking again later is unlikely to help with the same input."""
 
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -615,6 +615,9 @@ def _chat(messages: list[dict[str, str]]) -> list[ChatCompletionMessageParam]:
     return cast("list[ChatCompletionMessageParam]", messages)
 
 
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+
+
 def _text_of(completion: object) -> str:
     # Without strict validation the client hands back whatever the body held (a str, a list, a
     # completion with no choices), so check the shape instead of trusting the annotation.
@@ -627,7 +630,22 @@ def _text_of(completion: object) -> str:
         if getattr(message, "refusal", None):
             raise ModelError("the model declined to answer")
         raise ModelError("the model sent an empty reply")
-    return content.strip()
+    return _without_thinking(content).strip()
+
+
+def _without_thinking(content: str) -> str:
+    """The answer without the thinking a reasoning model may write before it. Most servers put
+    it in a field of its own; some (llama.cpp without a reasoning format, older Ollama) leave
+    it in the content as `<think>...</think>`, where it would reach a member's chat or break
+    the JSON asked for. Thinking that never ends (cut off by the token limit) is no answer."""
+    if not content.lstrip().startswith(_THINK_OPEN):
+        return content
+    _thought, closed, answer = content.partition(_THINK_CLOSE)
+    if not closed:
+        raise UnusableAnswer("the model ran out of room while thinking, before its answer")
+    if not answer.strip():
+        raise UnusableAnswer("the model sent its thinking and no answer")
+    return answer
 
 
 def _was_cut_off(completion: ChatCompletion) -> bool:

@@ -259,6 +259,21 @@ async def test_an_empty_or_garbled_reply_is_a_model_error(response: httpx.Respon
     assert len(recorder.requests) == 1  # garbage is not transient: asking again repeats it
 
 
+async def test_a_reasoning_models_thinking_never_reaches_the_reply() -> None:
+    thinking = "<think>\nBob asked about the dentist. I should be brief.\n</think>\n\n"
+    async with make_gateway(Recorder(ok(thinking + "See you at nine, Bob."))) as gateway:
+        assert await gateway.reply(MESSAGES) == "See you at nine, Bob."
+
+
+@pytest.mark.parametrize("content", [
+    "<think>Bob asked about the dentist, so I should", "<think>All done.</think>\n  "],
+    ids=["cut-off-while-thinking", "thinking-and-no-answer"])
+async def test_thinking_without_an_answer_is_a_model_error(content: str) -> None:
+    async with make_gateway(Recorder(ok(content))) as gateway:
+        with pytest.raises(ModelError, match="thinking"):
+            await gateway.reply(MESSAGES)
+
+
 async def test_a_refusal_is_a_model_error() -> None:
     refusal = completion(None)
     refusal["choices"][0]["message"]["refusal"] = "I can't help with that."
@@ -476,6 +491,11 @@ async def test_the_gateways_probe_says_what_a_server_lists_and_one_tiny_answer_p
         await probe_models("http://127.0.0.1:9/v1", KEY)
 
 
+async def test_a_reasoning_model_whose_one_token_starts_its_thinking_passes_the_probe() -> None:
+    async with ModelServer(scripted("<think>"), model="thinking-model") as server:
+        await answers_once(model_config_from(server.base_url, None, "thinking-model"))  # type: ignore[arg-type]
+
+
 # --- structured output ---------------------------------------------------------------------------
 
 
@@ -504,6 +524,12 @@ async def test_extract_reads_json_wrapped_in_a_markdown_fence() -> None:
     fenced = '```json\n{"title": "dishes", "minutes": 10}\n```'
     async with make_gateway(Recorder(ok(fenced))) as gateway:
         assert await gateway.extract(MESSAGES, Chore) == Chore(title="dishes", minutes=10)
+
+
+async def test_extract_reads_json_after_a_reasoning_models_thinking() -> None:
+    thought = '<think>The chore is the dishes; ten minutes, I think.</think>\n'
+    async with make_gateway(Recorder(ok(thought + '{"title": "dishes", "minutes": 10}'))) as gw:
+        assert await gw.extract(MESSAGES, Chore) == Chore(title="dishes", minutes=10)
 
 
 @pytest.mark.parametrize(

@@ -255,7 +255,7 @@ async def gather(memory: Memory, soul: Soul, intent: Intent,
     if judge is not None and (found or passages):  # nothing to ask about: no call
         found, passages = await judge_all(judge, found, passages, question=intent.text,
                                           asker=intent.speaker.name, names=names,
-                                          now=intent.now)
+                                          now=intent.now, before=recent)
     passages = [p for p in passages if p.told][:SHELF_LIMIT]
     memories = [m for m in found if m.verdict is Verdict.ANSWERS]
     related = ([m for m in found if m.verdict is Verdict.RELATED]

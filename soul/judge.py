@@ -7,7 +7,10 @@ reply are shown to the model once more, each under an opaque ref made for this c
 the gate for this reader, so nothing outside their visible set can be. A timeout, a model
 error, or an answer that does not fit the schema leaves the signal judge's verdicts as they
 were; a memory the model's answer leaves out keeps the signals' verdict, the others take the
-model's. The embedded model's profile never uses it (`wanted`).
+model's. The last few lines of the chat before the message are shown too, so that a message
+that leans on them ("and hers?") is judged for what it asks; they were read for this reply
+through the gate, and the reply's own prompt holds them anyway. The embedded model's profile
+never uses it (`wanted`).
 
 Owns: the judging prompt, its schema, and applying the model's verdicts. Must not: read
 memory, or send anything recall did not hand back.
@@ -24,7 +27,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from memory import Found, HearthError, Quoted, Recalled, Verdict, scope_owner
+from memory import Found, HearthError, Quoted, Recalled, Role, Turn, Verdict, scope_owner
 from soul.files import FULL, Soul
 from soul.model import Gateway
 
@@ -32,6 +35,7 @@ log = logging.getLogger("hearth.judge")
 
 TIMEOUT_S = 8.0  # a member waits for this at most before the signal judge's verdicts stand
 MAX_TEXT = 400  # characters of one memory shown to the judge
+BEFORE_LINES = 4  # lines of the chat before the message shown for what it refers to
 
 INSTRUCTIONS = """\
 You help a household companion decide which of her memories answer a member's message.
@@ -44,7 +48,9 @@ time, or only part of it);
 A line that quotes a document (refs d1, d2, ...) "answers" only when its words say what the \
 message asks for.
 Mind who said each memory and about whom: "my" in the message is its speaker's. A newer \
-memory on the same thing replaces an older one. Answer with JSON only: one verdict per ref."""
+memory on the same thing replaces an older one. The lines before the message, when shown, \
+only say what a short message refers to: they are not memories to judge. Answer with JSON \
+only: one verdict per ref."""
 
 
 class _Verdict(BaseModel):
@@ -92,18 +98,29 @@ def _shown(ref: str, item: Item, names: Mapping[str, str], now: datetime) -> str
     return f'{ref}: on {day:%d %B %Y} ({ago} days ago) {said}: "{text}"'
 
 
+def _before(lines: Sequence[Turn], names: Mapping[str, str]) -> str:
+    shown = []
+    for turn in lines[-BEFORE_LINES:]:
+        who = ("she (the companion)" if turn.role == Role.ASSISTANT
+               else names.get(turn.speaker_id or "", "a member"))
+        shown.append(f"{who}: {' '.join(turn.text.split())[:MAX_TEXT]}")
+    return "\n".join(shown)
+
+
 async def judge(model: StructuredModel, items: Sequence[Item], *, question: str, asker: str,
-                names: Mapping[str, str], now: datetime,
+                names: Mapping[str, str], now: datetime, before: Sequence[Turn] = (),
                 timeout_s: float = TIMEOUT_S) -> list[Item]:
     """The items with the model's verdicts (and a why saying so), answers first; the items as
-    they were when the model cannot judge them."""
+    they were when the model cannot judge them. `before`: the chat's lines before the message,
+    oldest first (the last few are shown)."""
     judged, _ = await judge_all(model, items, (), question=question, asker=asker, names=names,
-                                now=now, timeout_s=timeout_s)
+                                now=now, before=before, timeout_s=timeout_s)
     return judged
 
 
 async def judge_all(model: StructuredModel, items: Sequence[Item], passages: Sequence[Found],
                     *, question: str, asker: str, names: Mapping[str, str], now: datetime,
+                    before: Sequence[Turn] = (),
                     timeout_s: float = TIMEOUT_S) -> tuple[list[Item], list[Found]]:
     """`judge`, and in the same call the shelf's passages (refs `d1`, `d2`, ...): a passage is
     told when the model says it answers, and not otherwise. Both as they were when the model
@@ -117,10 +134,12 @@ async def judge_all(model: StructuredModel, items: Sequence[Item], passages: Seq
         listing += "\n" + "\n".join(
             f'{ref}: the document "{f.citation}" says: "{" ".join(f.text.split())[:MAX_TEXT]}"'
             for ref, f in shelf.items())
+    context = _before(before, names)
+    context = f"The lines just before it:\n{context}\n\n" if context else ""
     messages = [
         {"role": "system", "content": INSTRUCTIONS},
-        {"role": "user", "content": f"{asker}'s message: {' '.join(question.split())}\n\n"
-                                    f"Memories:\n{listing}"},
+        {"role": "user", "content": f"{context}{asker}'s message: {' '.join(question.split())}"
+                                    f"\n\nMemories:\n{listing}"},
     ]
     wanted_refs = len(refs) + len(shelf)
     try:

@@ -82,6 +82,35 @@ async def test_the_model_judge_is_sent_only_what_the_reader_may_see_and_its_verd
     assert all(m.verdict is Verdict.ANSWERS and "as the model judged it" in m.why for m in told)
 
 
+async def test_the_model_judge_sees_the_chats_last_lines_so_a_short_follow_up_is_understood(
+    tmp_path: Path,
+) -> None:
+    memory, bob, alice = await household(tmp_path)
+    chat, scope = dm_chat(bob), private_scope(bob.person_id)
+    await memory.transcript.append(chat_id=dm_chat(alice), speaker_id=alice.person_id,
+                                   role=Role.USER, scope=private_scope(alice.person_id),
+                                   text="Alice's own chat: the spare key is under the blue pot")
+    for role, speaker, text in ((Role.USER, bob.person_id, "I need to renew my passport soon"),
+                                (Role.ASSISTANT, None, "Happy to help with that."),
+                                (Role.USER, bob.person_id, "Remind me what the form is called")):
+        await memory.transcript.append(chat_id=chat, speaker_id=speaker, role=role,
+                                       scope=scope, text=text)
+    seen: list[str] = []
+    soul = load_soul(None, profile=FULL)
+    try:
+        async with gateway(answering("answers", seen)) as model:
+            await gather(memory, soul, intent(bob, "and when does it run out?"), judge=model)
+    finally:
+        await memory.close()
+    assert len(seen) == 1
+    before, message = seen[0].split("Bob's message: ")
+    assert "Bob: I need to renew my passport soon" in before
+    assert "she (the companion): Happy to help with that." in before
+    assert "Bob: Remind me what the form is called" in before
+    assert message.startswith("and when does it run out?")
+    assert "blue pot" not in seen[0]  # another member's chat is never shown
+
+
 async def test_an_answer_that_does_not_fit_the_schema_leaves_the_signal_judges_verdicts(
     tmp_path: Path,
 ) -> None:

@@ -18,6 +18,9 @@ _WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?", re.UNICODE)
 # A name with a possessive ending is still the name: "Jonas's", "Anna's", "Annas" (German
 # genitive), "Jonas'". Only endings, never a list of words.
 _POSSESSIVE = re.compile(r"(?:['\u2019]s?|s)$")
+# A name after an elided word is still the name: "d'Inès", "qu'Elio", "l'Ana". Only the shape
+# (letters, then an apostrophe, then the name), never a list of words.
+_ELIDED = re.compile(r"^[^\W\d_]+['\u2019]")
 
 
 @text_cache(maxsize=50_000)
@@ -33,7 +36,10 @@ class Roster:
     def __init__(self, members: dict[str, str]) -> None:
         self._by_word: dict[str, str] = {}
         for person_id, name in sorted(members.items()):
-            for word in {name.casefold(), *name.casefold().split()}:
+            # The whole name, each of its words, and each part of a hyphenated one, as a text's
+            # words are read ("Jean-Marc" is read as "Jean", "Marc").
+            folded = name.casefold()
+            for word in {folded, *folded.split(), *re.split(r"[\s\-\u2010\u2011]+", folded)}:
                 # A name that is also a common word ("Me", the terminal's member) names no one.
                 if word in STOPWORDS or len(word) < 2:
                     continue
@@ -49,6 +55,8 @@ class Roster:
         if found is None:
             bare = _POSSESSIVE.sub("", folded)
             found = self._by_word.get(bare) if bare != folded else None
+        if found is None and _ELIDED.match(folded):
+            return self.member(_ELIDED.sub("", folded))
         return found
 
     def named(self, text: str) -> frozenset[str]:

@@ -23,6 +23,11 @@ _POSSESSIVE = re.compile(r"(?:['\u2019]s?|s)$")
 _ELIDED = re.compile(r"^[^\W\d_]+['\u2019]")
 
 
+def _parts(name: str) -> list[str]:
+    """A name's parts as a text's words split it: at spaces and hyphens."""
+    return [part for part in re.split(r"[\s\-\u2010\u2011]+", name) if part]
+
+
 @text_cache(maxsize=50_000)
 def _distinct_words(text: str) -> tuple[str, ...]:
     """A text's distinct words, as a name would be read from them (recall meets the same rows
@@ -39,13 +44,13 @@ class Roster:
             # The whole name, each of its words, and each part of a hyphenated one, as a text's
             # words are read ("Jean-Marc" is read as "Jean", "Marc").
             folded = name.casefold()
-            for word in {folded, *folded.split(), *re.split(r"[\s\-\u2010\u2011]+", folded)}:
+            for word in {folded, *folded.split(), *_parts(folded)}:
                 # A name that is also a common word ("Me", the terminal's member) names no one.
                 if word in STOPWORDS or len(word) < 2:
                     continue
                 self._by_word.setdefault(word, person_id)
         self.ids = frozenset(members)
-        self._stems = {person_id: tuple(stems(word) for word in name.casefold().split())
+        self._stems = {person_id: tuple(stems(word) for word in _parts(name.casefold()))
                        for person_id, name in members.items()}
 
     def member(self, word: str) -> str | None:

@@ -30,3 +30,7 @@ def test_a_question_names_the_member_its_words_name_whatever_the_language(
 def test_a_name_after_an_elided_word_is_taken_out_before_the_question_is_embedded() -> None:
     assert ROSTER.without_names("C'est quand, l'anniversaire d'Inès ?") == (
         "C'est quand, l'anniversaire ?")
+
+
+def test_a_hyphenated_members_name_is_one_of_their_lines_words_as_a_question_splits_it() -> None:
+    assert ROSTER.name_stems("p3") == (frozenset({"jean"}), frozenset({"marc"}))

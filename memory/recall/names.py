@@ -23,9 +23,12 @@ _POSSESSIVE = re.compile(r"(?:['\u2019]s?|s)$")
 _ELIDED = re.compile(r"^[^\W\d_]+['\u2019]")
 
 
+_BETWEEN_PARTS = re.compile(r"[\s\-\u2010\u2011]+")
+
+
 def _parts(name: str) -> list[str]:
     """A name's parts as a text's words split it: at spaces and hyphens."""
-    return [part for part in re.split(r"[\s\-\u2010\u2011]+", name) if part]
+    return [part for part in _BETWEEN_PARTS.split(name) if part]
 
 
 @text_cache(maxsize=50_000)
@@ -41,10 +44,10 @@ class Roster:
     def __init__(self, members: dict[str, str]) -> None:
         self._by_word: dict[str, str] = {}
         for person_id, name in sorted(members.items()):
-            # The whole name, each of its words, and each part of a hyphenated one, as a text's
-            # words are read ("Jean-Marc" is read as "Jean", "Marc").
+            # The whole name and each of its parts, as a text's words are read ("Jean-Marc" is
+            # read as "Jean", "Marc").
             folded = name.casefold()
-            for word in {folded, *folded.split(), *_parts(folded)}:
+            for word in {folded, *_parts(folded)}:
                 # A name that is also a common word ("Me", the terminal's member) names no one.
                 if word in STOPWORDS or len(word) < 2:
                     continue

@@ -12,6 +12,9 @@ answer key:
 - told@10: the evidence is among what the prompt tells as a memory (the `answers` verdicts of
   `memory.recall.recollect` at the assembler's limit): she *tells* it;
 - told precision: of the memories told for answerable questions, the share that are evidence;
+- shown@10: the evidence is among what a capable model's prompt holds when the signals judge:
+  told, or listed apart as possibly related (the `related` verdicts; a small model gets only
+  what is told);
 - judged@12: the evidence is among what a capable model is asked to judge (the first of the
   candidates whatever their verdicts, at the same limit): what the model judge can tell at best;
 - nothing-told: for questions with no answer the asker may see (never told, or told only
@@ -50,7 +53,7 @@ from bench.household_memory import Household, Question, asking_order, run_bm25
 from bench.judging import configured, judged
 from bench.recall import percentile
 from bench.replay import HOUSEHOLDS, Replayed, discover, replay
-from memory import Embedder, Quoted, Recalled, Sensitivity, make_embedder
+from memory import Embedder, Quoted, Recalled, Sensitivity, Verdict, make_embedder
 from memory.classifier import classify
 from memory.recall import LIMIT
 from soul.judge import StructuredModel
@@ -69,6 +72,7 @@ class Scored:
     abstain: bool
     hit: bool = False
     told: bool = False
+    shown: bool = False
     judged: bool = False
     told_items: int = 0
     told_right: int = 0
@@ -102,6 +106,8 @@ async def ask_all(household: Household, embedder: Embedder | None,
                 ms = (time.perf_counter() - start) * 1000
                 evidence = set(q.evidence)
                 told = [done.keys_of(item) for item in handed if item.sure]
+                shown = [done.keys_of(item) for item in handed
+                         if item.verdict in (Verdict.ANSWERS, Verdict.RELATED)]
                 judged = [done.keys_of(item) for item in handed]
                 returned = [e.item for e in ranked] + list(handed)
                 base = bm25[q.qid]
@@ -114,6 +120,7 @@ async def ask_all(household: Household, embedder: Embedder | None,
                 else:
                     s.hit = any(set(done.keys_of(e.item)) & evidence for e in ranked)
                     s.told = any(set(keys) & evidence for keys in told)
+                    s.shown = any(set(keys) & evidence for keys in shown)
                     s.judged = any(set(keys) & evidence for keys in judged)
                     s.told_items = len(told)
                     s.told_right = sum(bool(set(keys) & evidence) for keys in told)
@@ -183,6 +190,7 @@ def summary(rows: Sequence[Scored]) -> dict[str, Any]:
         "hit_at_10": rate(sum(r.hit for r in answerable), len(answerable)),
         "told_at_10": rate(sum(r.told for r in answerable), len(answerable)),
         "told_precision": rate(sum(r.told_right for r in answerable), told_items),
+        "shown_at_10": rate(sum(r.shown for r in answerable), len(answerable)),
         "judged_at_12": rate(sum(r.judged for r in answerable), len(answerable)),
         "nothing_told": rate(sum(not r.told for r in abstain), len(abstain)),
         "leaks": sum(r.leak for r in rows),
@@ -193,7 +201,8 @@ def summary(rows: Sequence[Scored]) -> dict[str, Any]:
 
 
 COLUMNS = (("questions", "n"), ("hit_at_10", "hit@10"), ("told_at_10", "told@10"),
-           ("told_precision", "precision"), ("judged_at_12", "judged@12"),
+           ("told_precision", "precision"), ("shown_at_10", "shown@10"),
+           ("judged_at_12", "judged@12"),
            ("nothing_told", "nothing"), ("leaks", "leaks"), ("bm25_hit_at_10", "bm25 hit"),
            ("bm25_told", "bm25 told"), ("bm25_nothing_told", "bm25 nothing"))
 MODEL_COLUMNS = (("model_told", "model told"), ("model_precision", "model prec"),

@@ -3,6 +3,7 @@ classes as the more private thing, and the lens then keeps it where it belongs."
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from memory import (
     SHARED,
     Activity,
     Assertion,
+    E5Embedder,
     Provenance,
     Quoted,
     Recalled,
@@ -20,7 +22,7 @@ from memory import (
     private_scope,
 )
 from memory.classifier import classify
-from memory.sensing import senser_for
+from memory.sensing import more_private, senser_for
 from tests.helpers import Household, make_household
 
 # Each of these passes the word rules as ordinary: no listed word says what it is.
@@ -29,6 +31,11 @@ MISSED_BY_WORDS = [
     ("Grandpa takes lithium every morning since his last episode", Sensitivity.HEALTH),
     ("Papi prend du lithium tous les matins depuis son dernier épisode", Sensitivity.HEALTH),
 ]
+
+
+# Household lines another writer made, never fitted on; Italian, Dutch and Portuguese are
+# languages the reader of meaning never saw in training.
+PROBES = Path(__file__).resolve().parents[2] / "bench" / "sensitivity" / "held_out"
 
 
 def _text(recalled: Recalled | Quoted) -> str:
@@ -187,3 +194,24 @@ async def test_a_models_class_raises_a_belief_when_it_is_heard_again_but_not_ove
         assert await heard("c4", Sensitivity.HEALTH) == (Sensitivity.ORDINARY, "a member")
     finally:
         await m.close()
+
+
+@pytest.mark.parametrize("language", ["de", "en", "es", "fr", "it", "nl", "pt"])
+def test_lines_never_fitted_on_are_mostly_kept_private_and_most_ordinary_talk_stays_ordinary(
+    e5: E5Embedder, language: str,
+) -> None:
+    rows = json.loads((PROBES / f"{language}.json").read_text(encoding="utf-8"))
+    senser = senser_for(e5.name)
+    assert senser is not None
+    sensed = senser.read(e5.embed([r["text"] for r in rows]))
+    # As memory applies the two readings: the more private class of the words and the meaning.
+    got = [more_private(classify(r["text"]),
+                        Sensitivity.ORDINARY if s is None else s.sensitivity)
+           for r, s in zip(rows, sensed, strict=True)]
+    for cls in (Sensitivity.HEALTH, Sensitivity.FINANCE, Sensitivity.CREDENTIALS):
+        classed = [g for g, r in zip(got, rows, strict=True) if r["class"] == cls.value]
+        kept = sum(g is not Sensitivity.ORDINARY for g in classed) / len(classed)
+        assert kept >= 0.8, f"{language}: only {kept:.0%} of {cls.value} lines kept private"
+    ordinary = [g for g, r in zip(got, rows, strict=True) if r["class"] == "ordinary"]
+    left = sum(g is Sensitivity.ORDINARY for g in ordinary) / len(ordinary)
+    assert left >= 0.65, f"{language}: only {left:.0%} of ordinary lines left ordinary"

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.recall import MEMBERS, QUERIES, percentile, propositions, seed
-from bench.report import print_report
+from bench.report import print_report, profiled
 from memory import SHARED, Memory, Person, Role, make_embedder, private_scope
 from soul.assembler import Intent, assemble
 from soul.files import Soul, load_soul
@@ -87,18 +87,21 @@ def intents(people: list[Person], rng: random.Random, count: int) -> list[Intent
     return out
 
 
-async def measure(memory: Memory, soul: Soul, batch: list[Intent]) -> list[float]:
+async def measure(memory: Memory, soul: Soul, batch: list[Intent], *, label: str = "",
+                  profile: int = 0) -> list[float]:
     for intent in batch[:5]:  # warm-up
         await assemble(memory, soul, intent)
     timings: list[float] = []
-    for intent in batch:
-        start = time.perf_counter()
-        await assemble(memory, soul, intent)
-        timings.append((time.perf_counter() - start) * 1000)
+    with profiled(label, profile):
+        for intent in batch:
+            start = time.perf_counter()
+            await assemble(memory, soul, intent)
+            timings.append((time.perf_counter() - start) * 1000)
     return timings
 
 
-async def run(sizes: list[int], count: int, embedder_name: str) -> list[dict[str, object]]:
+async def run(sizes: list[int], count: int, embedder_name: str,
+              profile: int = 0) -> list[dict[str, object]]:
     rng = random.Random(20261201)
     soul = load_soul()
     results: list[dict[str, object]] = []
@@ -120,7 +123,8 @@ async def run(sizes: list[int], count: int, embedder_name: str) -> list[dict[str
                 have = size
                 seeded_s = time.perf_counter() - t0
                 batch = intents(people, rng, count)
-                timings = await measure(memory, soul, batch)
+                timings = await measure(memory, soul, batch, label=f"assemble at {size} beliefs",
+                                        profile=profile)
                 results.append({
                     "bench": "assemble",
                     "beliefs": size,
@@ -144,9 +148,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--messages", type=int, default=200)
     parser.add_argument("--embedder", default="e5", choices=["e5", "minilm", "none"])
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="print where the time goes: the N costliest functions (cProfile)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    results = asyncio.run(run(sizes, args.messages, args.embedder))
+    results = asyncio.run(run(sizes, args.messages, args.embedder, args.profile))
     print_report(results, [("beliefs", "beliefs"), ("p50_ms", "p50 ms"), ("p95_ms", "p95 ms"),
                            ("max_ms", "max ms")])
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.report import print_report
+from bench.report import print_report, profiled
 from memory import (
     SHARED,
     AccessContext,
@@ -146,18 +146,19 @@ async def seed_lines(path: Path, people: list[Person], rng: random.Random, count
 
 
 async def measure(memory: Memory, readers: list[AccessContext], rng: random.Random,
-                  queries: int) -> tuple[list[float], float]:
+                  queries: int, *, label: str = "", profile: int = 0) -> tuple[list[float], float]:
     """Each recall's time, and the process's CPU time per recall over all of them (every
     thread's: the loop's, the database's, the embedding's, and any library's own workers)."""
     timings: list[float] = []
     for _ in range(5):  # warm-up
         await memory.recall.recollect(rng.choice(readers), rng.choice(QUERIES))
     cpu = time.process_time()
-    for _ in range(queries):
-        ctx, query = rng.choice(readers), rng.choice(QUERIES)
-        start = time.perf_counter()
-        await memory.recall.recollect(ctx, query)
-        timings.append((time.perf_counter() - start) * 1000)
+    with profiled(label, profile):
+        for _ in range(queries):
+            ctx, query = rng.choice(readers), rng.choice(QUERIES)
+            start = time.perf_counter()
+            await memory.recall.recollect(ctx, query)
+            timings.append((time.perf_counter() - start) * 1000)
     return timings, (time.process_time() - cpu) * 1000 / queries
 
 
@@ -200,7 +201,8 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def run(sizes: list[int], queries: int, embedder_name: str,
-              embedder: Embedder | None, shared_above: int) -> list[dict[str, object]]:
+              embedder: Embedder | None, shared_above: int, *,
+              profile: int = 0) -> list[dict[str, object]]:
     rng = random.Random(20261130)
     results: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory() as folder:
@@ -224,7 +226,8 @@ async def run(sizes: list[int], queries: int, embedder_name: str,
                 memory.vectors.embedder = embedder  # questions are embedded by the model itself
                 have = size
                 seeded_s = time.perf_counter() - t0
-                timings, cpu_ms = await measure(memory, readers, rng, queries)
+                timings, cpu_ms = await measure(memory, readers, rng, queries,
+                                                label=f"recall at {size} beliefs", profile=profile)
                 results.append({
                     "bench": "recall",
                     "beliefs": size,
@@ -253,10 +256,13 @@ def main() -> None:
     parser.add_argument("--embedder", default="e5", choices=["e5", "minilm", "none"])
     parser.add_argument("--shared-above", type=int, default=10_000,
                         help="rows seeded beyond this many beliefs share vectors (see above)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="print where the time goes: the N costliest functions (cProfile)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     embedder = make_embedder(args.embedder)  # loaded once, for the sizes and the last table
-    results = asyncio.run(run(sizes, args.queries, args.embedder, embedder, args.shared_above))
+    results = asyncio.run(run(sizes, args.queries, args.embedder, embedder, args.shared_above,
+                              profile=args.profile))
     print_report(results, [("beliefs", "beliefs"), ("p50_ms", "p50 ms"), ("p95_ms", "p95 ms"),
                            ("cpu_ms", "CPU ms"), ("rss_mb", "rss MB")])
     if embedder is not None:

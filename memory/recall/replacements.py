@@ -44,7 +44,8 @@ async def load_replacements(read: Read, found: Sequence[Candidate],
     reader may see and this work may use (`Read.replacements`). With the `period` a question
     names, a mark whose newer row began after it sets the older row's `later` instead."""
     for tier in TIERS:
-        ids = [c.key[1] for c in found if c.key[0] == tier]
+        tiered = [c for c in found if c.key[0] == tier]
+        ids = [c.key[1] for c in tiered]
         marks = await read.replacements(tier, ids)
         starts = {} if period is None else await _starts(read, tier, found, marks)
         ended = "" if period is None else period.end.isoformat()
@@ -60,12 +61,16 @@ async def load_replacements(read: Read, found: Sequence[Candidate],
                     continue
             newer.setdefault(old, set()).add(new)
             older.setdefault(new, set()).add(old)
-        for c in found:
-            if c.key[0] == tier:
-                c.newer = frozenset(newer.get(c.key[1], ()))
-                c.older = frozenset(older.get(c.key[1], ()))
-                c.later = frozenset(later.get(c.key[1], ()))
-                c.ended = ends.get(c.key[1])
+        # Most candidates carry no mark: they keep their empty defaults.
+        for c in tiered:
+            row_id = c.key[1]
+            if row_id in newer:
+                c.newer = frozenset(newer[row_id])
+            if row_id in older:
+                c.older = frozenset(older[row_id])
+            if row_id in later:
+                c.later = frozenset(later[row_id])
+            c.ended = ends.get(row_id)
     if period is not None:
         ended = period.end.isoformat()
         for c in found:

@@ -10,8 +10,12 @@ language and writes `memory/sensing_weights/<embedder>.json`.
 
 It reports, per language and class, precision and recall on examples the model was not fitted
 on: each training language left out in turn, then the classifier's test corpus (sentences
-written for the word rules' tests, never fitted on here), for the word rules alone, the meaning
-alone, and both together as memory applies them (the more private class of the two).
+written for the word rules' tests, never fitted on here), then another writer's lines
+(`bench/sensitivity/held_out/`, three languages never trained among them), for the word rules
+alone, the meaning alone, and both together as memory applies them (the more private class of
+the two).
+Last, how much of the project's household conversations (bench/households/) the meaning
+raises beyond the word rules: most of a household's talk is ordinary, unlike the examples.
 """
 
 from __future__ import annotations
@@ -120,6 +124,27 @@ def report(corpus: dict[str, list[Example]], fitted: Senser,
     return summary
 
 
+def household_talk(fitted: Senser, embed: Callable[[list[str]], np.ndarray[Any, Any]]
+                   ) -> dict[str, float]:
+    """The share of the project's household conversations (bench/households/: every line, most
+    of it everyday talk) that the meaning raises where the word rules did not, per language.
+    The examples above hold as many sensitive lines as ordinary ones; a household's talk does
+    not, and what is raised there is mostly ordinary talk kept from the group's recall."""
+    from bench.replay import discover  # noqa: PLC0415 -- the households load with the bench's code
+
+    texts: dict[str, list[str]] = {}
+    for household in discover():
+        texts.setdefault(household.language, []).extend(line.text for line in household.lines)
+    out = {}
+    for lang, rows in sorted(texts.items()):
+        sensed = fitted.read(embed(rows))
+        raised = sum(s is not None and classify(t) is Sensitivity.ORDINARY
+                     for t, s in zip(rows, sensed, strict=True))
+        out[lang] = round(raised / len(rows), 3)
+        print(f"{lang} {raised} of {len(rows)} lines ({raised / len(rows):.1%})")
+    return out
+
+
 def run(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     embedder = make_embedder(args.embedder)
@@ -176,9 +201,11 @@ def run(args: argparse.Namespace) -> None:
     print(f"\nthe probes (bench/sensitivity/held_out/: another writer, never fitted on; "
           f"{', '.join(sorted(set(load(PROBES)) - set(data)))} never in training)")
     probes = report(load(PROBES), fitted, embedder.embed)
+    print("\nthe households' own talk (bench/households/) raised by the meaning alone")
+    talk = household_talk(fitted, embedder.embed)
     print(f"\nwrote {path} in {time.perf_counter() - started:.0f} s")
     print(json.dumps({"bench": "sensing", "embedder": embedder.name, "bar": bar,
-                      "held_out": summary, "probes": probes}))
+                      "held_out": summary, "probes": probes, "household_talk_raised": talk}))
 
 
 def main() -> None:

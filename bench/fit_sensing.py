@@ -5,17 +5,18 @@ embedding with a multinomial logistic regression. This script fits it on the pro
 example lines (`bench/sensitivity/<language>.json`: household chat, written for hearth, every
 class in every language, near misses among the ordinary ones), and picks the `bar` a class's
 probability must reach: the lowest at which, each language judged by a model fitted on the
-others, at least `--precision` of the lines it raises are right. Then it fits on every
-language and writes `memory/sensing_weights/<embedder>.json`.
+others, at least `--precision` of the lines it raises are right. The bar then rises, if it
+must, until the meaning raises at most `--talk-most` of the talk the word rules leave ordinary
+in the project's "fit" households (bench/households/): most of a household's talk is everyday
+talk, unlike the examples, and each line raised is kept from the group's recall. It fits on
+every language and writes `memory/sensing_weights/<embedder>.json`.
 
 It reports, per language and class, precision and recall on examples the model was not fitted
 on: each training language left out in turn, then the classifier's test corpus (sentences
 written for the word rules' tests, never fitted on here), then another writer's lines
 (`bench/sensitivity/held_out/`, three languages never trained among them), for the word rules
 alone, the meaning alone, and both together as memory applies them (the more private class of
-the two).
-Last, how much of the project's household conversations (bench/households/) the meaning
-raises beyond the word rules: most of a household's talk is ordinary, unlike the examples.
+the two); last, how much of the held-out households' talk it raises.
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ SENSITIVE = CLASSES[1:]
 # The regression's inverse regularisation: leaving one language out, recall at the bar rises
 # up to 16 and is flat beyond.
 C = 16.0
+# The most of a household's everyday talk (what the word rules leave ordinary) the meaning may
+# raise: one line in five. Each line raised wrongly is a thing the group's conversation cannot
+# recall without a grant; each one left that is sensitive, the word rules may still catch.
+TALK_MOST = 0.2
 
 Example = tuple[str, Sensitivity]
 
@@ -124,25 +129,41 @@ def report(corpus: dict[str, list[Example]], fitted: Senser,
     return summary
 
 
-def household_talk(fitted: Senser, embed: Callable[[list[str]], np.ndarray[Any, Any]]
-                   ) -> dict[str, float]:
-    """The share of the project's household conversations (bench/households/: every line, most
-    of it everyday talk) that the meaning raises where the word rules did not, per language.
-    The examples above hold as many sensitive lines as ordinary ones; a household's talk does
-    not, and what is raised there is mostly ordinary talk kept from the group's recall."""
+def household_talk(split: str) -> dict[str, list[str]]:
+    """The lines of the project's households of one split (bench/households/), by language,
+    that the word rules leave ordinary: most of a household's talk is everyday talk."""
     from bench.replay import discover  # noqa: PLC0415 -- the households load with the bench's code
 
     texts: dict[str, list[str]] = {}
     for household in discover():
-        texts.setdefault(household.language, []).extend(line.text for line in household.lines)
-    out = {}
-    for lang, rows in sorted(texts.items()):
-        sensed = fitted.read(embed(rows))
-        raised = sum(s is not None and classify(t) is Sensitivity.ORDINARY
-                     for t, s in zip(rows, sensed, strict=True))
-        out[lang] = round(raised / len(rows), 3)
-        print(f"{lang} {raised} of {len(rows)} lines ({raised / len(rows):.1%})")
-    return out
+        if household.split == split:
+            texts.setdefault(household.language, []).extend(
+                line.text for line in household.lines
+                if classify(line.text) is Sensitivity.ORDINARY)
+    return texts
+
+
+def precise_bar(probs: np.ndarray[Any, Any], labels: Sequence[Sensitivity],
+                precision: float) -> float:
+    """The lowest bar at which at least `precision` of the example lines raised are right."""
+    for candidate in np.arange(0.30, 0.96, 0.01):
+        up = [(CLASSES[int(p.argmax())], lab) for p, lab in zip(probs, labels, strict=True)
+              if int(p.argmax()) and p.max() >= candidate]
+        if up and sum(g is e for g, e in up) / len(up) >= precision:
+            return round(float(candidate), 2)
+    return 1.0
+
+
+def raised(p: np.ndarray[Any, Any], bar: float) -> np.ndarray[Any, Any]:
+    """Which rows of class probabilities the meaning raises at `bar`."""
+    return (p.argmax(axis=1) > 0) & (p.max(axis=1) >= bar)
+
+
+def probabilities(x: np.ndarray[Any, Any], coef: np.ndarray[Any, Any],
+                  intercept: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    z = x @ coef.T + intercept
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    return p / p.sum(axis=1, keepdims=True)
 
 
 def run(args: argparse.Namespace) -> None:
@@ -163,15 +184,20 @@ def run(args: argparse.Namespace) -> None:
         folds[held] = p / p.sum(axis=1, keepdims=True)
     labels = [s for lang in data for _, s in data[lang]]
     probs = np.vstack([folds[lang] for lang in data])
-    bar = 1.0
-    for candidate in np.arange(0.30, 0.96, 0.01):
-        raised = [(CLASSES[int(p.argmax())], lab) for p, lab in zip(probs, labels, strict=True)
-                  if int(p.argmax()) and p.max() >= candidate]
-        if raised and sum(g is e for g, e in raised) / len(raised) >= args.precision:
-            bar = round(float(candidate), 2)
-            break
+    precise = precise_bar(probs, labels, args.precision)
+    # The example lines hold as many sensitive lines as ordinary ones; a household's talk is
+    # mostly ordinary, and what the meaning raises there is kept from the group's recall. From
+    # the precision's bar up, the lowest at which it raises at most `--talk-most` of the fit
+    # households' talk (the held-out households are only reported).
+    coef, intercept = fit(np.vstack(list(vectors.values())), labels)
+    talk = [t for rows in household_talk("fit").values() for t in rows]
+    talk_p = probabilities(embedder.embed(talk), coef, intercept)
+    bar = next((round(float(b), 2) for b in np.arange(precise, 0.96, 0.01)
+                if raised(talk_p, float(b)).mean() <= args.talk_most), 1.0)
     print(f"embedder {embedder.name}; {sum(len(r) for r in data.values())} example lines in "
-          f"{', '.join(data)}; bar {bar:.2f} (precision >= {args.precision} left out)\n")
+          f"{', '.join(data)}; bar {bar:.2f} (precision >= {args.precision} left out at "
+          f"{precise:.2f}; at most {args.talk_most:.0%} of the fit households' talk raised: "
+          f"{raised(talk_p, bar).mean():.1%})\n")
     print("each language left out (fitted on the others)")
     print(header())
     for held, rows in data.items():
@@ -183,7 +209,6 @@ def run(args: argparse.Namespace) -> None:
         print(row(f"{held} meaning", scores(rows, meaning_fold)))
         print(row(f"{held} both", scores(
             rows, lambda i, t, m=meaning_fold: more_private(classify(t), m(i, t)))))
-    coef, intercept = fit(np.vstack(list(vectors.values())), labels)
     path = WEIGHTS / f"{embedder.name}.json"
     WEIGHTS.mkdir(exist_ok=True)
     path.write_text(json.dumps({
@@ -201,11 +226,16 @@ def run(args: argparse.Namespace) -> None:
     print(f"\nthe probes (bench/sensitivity/held_out/: another writer, never fitted on; "
           f"{', '.join(sorted(set(load(PROBES)) - set(data)))} never in training)")
     probes = report(load(PROBES), fitted, embedder.embed)
-    print("\nthe households' own talk (bench/households/) raised by the meaning alone")
-    talk = household_talk(fitted, embedder.embed)
+    print("\nthe held-out households' talk the word rules leave ordinary, raised by the meaning")
+    talk_raised = {}
+    for lang, rows in sorted(household_talk("held_out").items()):
+        share = float(raised(probabilities(embedder.embed(rows), coef, intercept), bar).mean())
+        talk_raised[lang] = round(share, 3)
+        print(f"{lang} {share:.1%} of {len(rows)} lines")
     print(f"\nwrote {path} in {time.perf_counter() - started:.0f} s")
     print(json.dumps({"bench": "sensing", "embedder": embedder.name, "bar": bar,
-                      "held_out": summary, "probes": probes, "household_talk_raised": talk}))
+                      "held_out": summary, "probes": probes,
+                      "household_talk_raised": talk_raised}))
 
 
 def main() -> None:
@@ -214,6 +244,8 @@ def main() -> None:
     parser.add_argument("--embedder", default="e5", choices=["e5", "minilm"])
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--precision", type=float, default=0.93)
+    parser.add_argument("--talk-most", type=float, default=TALK_MOST,
+                        help="the most of the fit households' talk the meaning may raise")
     run(parser.parse_args())
 
 

@@ -211,7 +211,7 @@ def test_lines_never_fitted_on_are_mostly_kept_private_and_most_ordinary_talk_st
     for cls in (Sensitivity.HEALTH, Sensitivity.FINANCE, Sensitivity.CREDENTIALS):
         classed = [g for g, r in zip(got, rows, strict=True) if r["class"] == cls.value]
         kept = sum(g is not Sensitivity.ORDINARY for g in classed) / len(classed)
-        assert kept >= 0.8, f"{language}: only {kept:.0%} of {cls.value} lines kept private"
+        assert kept >= 0.75, f"{language}: only {kept:.0%} of {cls.value} lines kept private"
     ordinary = [g for g, r in zip(got, rows, strict=True) if r["class"] == "ordinary"]
     left = sum(g is Sensitivity.ORDINARY for g in ordinary) / len(ordinary)
     assert left >= 0.65, f"{language}: only {left:.0%} of ordinary lines left ordinary"

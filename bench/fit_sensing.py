@@ -161,6 +161,7 @@ def raised(p: np.ndarray[Any, Any], bar: float) -> np.ndarray[Any, Any]:
 
 def probabilities(x: np.ndarray[Any, Any], coef: np.ndarray[Any, Any],
                   intercept: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Each row's class probabilities under the regression (a softmax of its scores)."""
     z = x @ coef.T + intercept
     p = np.exp(z - z.max(axis=1, keepdims=True))
     return p / p.sum(axis=1, keepdims=True)
@@ -179,9 +180,7 @@ def run(args: argparse.Namespace) -> None:
         others = [lang for lang in data if lang != held]
         coef, intercept = fit(np.vstack([vectors[lang] for lang in others]),
                               [s for lang in others for _, s in data[lang]])
-        z = vectors[held] @ coef.T + intercept
-        p = np.exp(z - z.max(axis=1, keepdims=True))
-        folds[held] = p / p.sum(axis=1, keepdims=True)
+        folds[held] = probabilities(vectors[held], coef, intercept)
     labels = [s for lang in data for _, s in data[lang]]
     probs = np.vstack([folds[lang] for lang in data])
     precise = precise_bar(probs, labels, args.precision)

@@ -39,5 +39,5 @@ def profiled(label: str, top: int) -> Iterator[None]:
         stats = pstats.Stats(profile, stream=out).strip_dirs()
         stats.sort_stats("tottime").print_stats(top)
         stats.sort_stats("cumulative").print_stats(top)
-        print(f"--- profile: {label} (timings above include the profiler) ---\n"
+        print(f"--- profile: {label} (this run's timings include the profiler) ---\n"
               f"{out.getvalue()}", file=sys.stderr)

@@ -129,27 +129,27 @@ def report(corpus: dict[str, list[Example]], fitted: Senser,
     return summary
 
 
-def household_talk(split: str) -> dict[str, list[str]]:
-    """The lines of the project's households of one split (bench/households/), by language,
-    that the word rules leave ordinary: most of a household's talk is everyday talk."""
+def household_talk() -> dict[str, dict[str, list[str]]]:
+    """The lines of the project's households (bench/households/) that the word rules leave
+    ordinary, by split ("fit", "held_out") and language: most of a household's talk is
+    everyday talk."""
     from bench.replay import discover  # noqa: PLC0415 -- the households load with the bench's code
 
-    texts: dict[str, list[str]] = {}
+    texts: dict[str, dict[str, list[str]]] = {}
     for household in discover():
-        if household.split == split:
-            texts.setdefault(household.language, []).extend(
-                line.text for line in household.lines
-                if classify(line.text) is Sensitivity.ORDINARY)
+        texts.setdefault(household.split, {}).setdefault(household.language, []).extend(
+            line.text for line in household.lines
+            if classify(line.text) is Sensitivity.ORDINARY)
     return texts
 
 
 def precise_bar(probs: np.ndarray[Any, Any], labels: Sequence[Sensitivity],
                 precision: float) -> float:
     """The lowest bar at which at least `precision` of the example lines raised are right."""
+    truth = np.array([CLASSES.index(lab) for lab in labels])
     for candidate in np.arange(0.30, 0.96, 0.01):
-        up = [(CLASSES[int(p.argmax())], lab) for p, lab in zip(probs, labels, strict=True)
-              if int(p.argmax()) and p.max() >= candidate]
-        if up and sum(g is e for g, e in up) / len(up) >= precision:
+        up = raised(probs, float(candidate))
+        if up.any() and (probs.argmax(axis=1)[up] == truth[up]).mean() >= precision:
             return round(float(candidate), 2)
     return 1.0
 
@@ -189,7 +189,8 @@ def run(args: argparse.Namespace) -> None:
     # the precision's bar up, the lowest at which it raises at most `--talk-most` of the fit
     # households' talk (the held-out households are only reported).
     coef, intercept = fit(np.vstack(list(vectors.values())), labels)
-    talk = [t for rows in household_talk("fit").values() for t in rows]
+    households = household_talk()
+    talk = [t for rows in households["fit"].values() for t in rows]
     talk_p = probabilities(embedder.embed(talk), coef, intercept)
     bar = next((round(float(b), 2) for b in np.arange(precise, 0.96, 0.01)
                 if raised(talk_p, float(b)).mean() <= args.talk_most), 1.0)
@@ -222,12 +223,13 @@ def run(args: argparse.Namespace) -> None:
         raise SystemExit(f"{path} was written but does not load")
     print("\nthe word rules' test corpus (never fitted on)")
     summary = report(held_out_corpus(), fitted, embedder.embed)
+    probe_lines = load(PROBES)
     print(f"\nthe probes (bench/sensitivity/held_out/: another writer, never fitted on; "
-          f"{', '.join(sorted(set(load(PROBES)) - set(data)))} never in training)")
-    probes = report(load(PROBES), fitted, embedder.embed)
+          f"{', '.join(sorted(set(probe_lines) - set(data)))} never in training)")
+    probes = report(probe_lines, fitted, embedder.embed)
     print("\nthe held-out households' talk the word rules leave ordinary, raised by the meaning")
     talk_raised = {}
-    for lang, rows in sorted(household_talk("held_out").items()):
+    for lang, rows in sorted(households["held_out"].items()):
         share = float(raised(probabilities(embedder.embed(rows), coef, intercept), bar).mean())
         talk_raised[lang] = round(share, 3)
         print(f"{lang} {share:.1%} of {len(rows)} lines")

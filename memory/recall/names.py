@@ -21,8 +21,7 @@ _POSSESSIVE = re.compile(r"(?:['\u2019]s?|s)$")
 # A name after an elided word is still the name: "d'Inès", "qu'Elio", "l'Ana". Only the shape
 # (letters, then an apostrophe, then the name), never a list of words.
 _ELIDED = re.compile(r"^[^\W\d_]+['\u2019]")
-
-
+# A hyphenated or spaced name's parts are split where a text's words are ("Jean-Marc").
 _BETWEEN_PARTS = re.compile(r"[\s\-\u2010\u2011]+")
 
 

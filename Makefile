@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 # (it is printed even with --quiet; here the folder is the package).
 PIP := PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip
 
-.PHONY: run test lint bench install embedded clean
+.PHONY: run test lint bench install embedded clean print-test-workers
 
 # torch first, pinned: the CPU build on local disk, never the multi-GB CUDA one.
 $(STAMP): pyproject.toml
@@ -89,8 +89,14 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check bot soul memory tests bench
 	$(VENV)/bin/mypy
 
+# Test workers: on a small machine twice its cores, since the end-to-end tests spend much of
+# their time waiting on the processes they start (a kill, a model's timeout) with a core idle;
+# on a larger one, one per core. TEST_WORKERS=N overrides it.
+CORES := $(shell nproc 2>/dev/null || echo 2)
+TEST_WORKERS ?= $(shell if [ $(CORES) -lt 4 ]; then echo $$(( 2 * $(CORES) )); else echo $(CORES); fi)
+
 test: $(STAMP) $(EMULATOR)/node_modules/.installed lint
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -n auto
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(TEST_WORKERS)
 
 bench: $(STAMP) $(EMULATOR)/node_modules/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m bench.recall
@@ -102,3 +108,6 @@ bench: $(STAMP) $(EMULATOR)/node_modules/.installed
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+print-test-workers:
+	@echo $(TEST_WORKERS)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
 from memory import (
     SHARED,
@@ -30,6 +31,11 @@ from memory import (
 )
 from memory.classifier import classify
 from tests.helpers import Household, make_household
+
+# The worlds are built once per module and only read by the tests that share them (a read
+# writes a receipt, which no test here counts): building one per reader cost most of this
+# module's time. Their tests run in the module's event loop, the one their database opened in.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 O, H, F, C = "ordinary", "health", "finance", "credentials"  # noqa: E741 -- the table's own letters
 
@@ -192,9 +198,11 @@ async def _build(path: Path, *, granted: bool) -> World:
     )
 
 
-@pytest.fixture(params=[False, True], ids=["no grants", "every grant"])
-async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[World]:
-    built = await _build(tmp_path / "hearth.db", granted=request.param)
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=[False, True],
+                        ids=["no grants", "every grant"])
+async def world(request: pytest.FixtureRequest,
+                tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
+    built = await _build(tmp_path_factory.mktemp("world") / "hearth.db", granted=request.param)
     try:
         yield built
     finally:
@@ -422,9 +430,10 @@ UNLISTED: dict[str, dict[str, str]] = {
 }
 
 
-@pytest.fixture
-async def unlisted(tmp_path: Path, e5: E5Embedder) -> AsyncIterator[World]:
-    home = await make_household(tmp_path / "hearth.db", embedder=e5)
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def unlisted(tmp_path_factory: pytest.TempPathFactory,
+                   e5: E5Embedder) -> AsyncIterator[World]:
+    home = await make_household(tmp_path_factory.mktemp("unlisted") / "hearth.db", embedder=e5)
     memory = home.memory
     ids: dict[tuple[str, str], int] = {}
     turns: dict[tuple[str, str], int] = {}

@@ -95,8 +95,16 @@ lint: $(STAMP)
 CORES := $(shell nproc 2>/dev/null || echo 2)
 TEST_WORKERS ?= $(shell if [ $(CORES) -lt 4 ]; then echo $$(( 2 * $(CORES) )); else echo $(CORES); fi)
 
-test: $(STAMP) $(EMULATOR)/node_modules/.installed lint
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(TEST_WORKERS)
+# The type check runs beside the suite: on a fresh clone it takes over a minute of one core,
+# which the suite's waits leave free. Its findings print after the tests; either failing fails
+# `make test`.
+test: $(STAMP) $(EMULATOR)/node_modules/.installed
+	$(VENV)/bin/ruff check bot soul memory tests bench
+	@echo "==> mypy runs beside the tests; its findings follow them"
+	@$(VENV)/bin/mypy > $(VENV)/mypy.out 2>&1 & typing=$$!; \
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(TEST_WORKERS); tested=$$?; \
+	wait $$typing; typed=$$?; echo "==> mypy"; cat $(VENV)/mypy.out; \
+	[ $$tested -eq 0 ] && [ $$typed -eq 0 ]
 
 bench: $(STAMP) $(EMULATOR)/node_modules/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m bench.recall

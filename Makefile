@@ -85,8 +85,10 @@ $(EMULATOR)/node_modules/.installed: $(EMULATOR)/package.json $(EMULATOR)/packag
 	@npm ci --prefix $(EMULATOR) --no-audit --no-fund --loglevel=error
 	@touch $@
 
+RUFF := $(VENV)/bin/ruff check bot soul memory tests bench
+
 lint: $(STAMP)
-	$(VENV)/bin/ruff check bot soul memory tests bench
+	$(RUFF)
 	$(VENV)/bin/mypy
 
 # Test workers: on a small machine twice its cores, since the end-to-end tests spend much of
@@ -99,7 +101,7 @@ TEST_WORKERS ?= $(shell if [ $(CORES) -lt 4 ]; then echo $$(( 2 * $(CORES) )); e
 # which the suite's waits leave free. Its findings print after the tests; either failing fails
 # `make test`.
 test: $(STAMP) $(EMULATOR)/node_modules/.installed
-	$(VENV)/bin/ruff check bot soul memory tests bench
+	$(RUFF)
 	@echo "==> mypy runs beside the tests; its findings follow them"
 	@$(VENV)/bin/mypy > $(VENV)/mypy.out 2>&1 & typing=$$!; \
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(TEST_WORKERS); tested=$$?; \

@@ -11,8 +11,9 @@ The chain's head is anchored outside the database, in `<db>.ledger-head` (mode 0
 secret: the last receipt this install saw committed, its hash, and an HMAC of both. So a tail
 cut from the table is told from the ledger's end ("the ledger was cut after receipt 41; the
 anchor says 57"). The anchor is written after the commit, off the event loop, and only ever
-forward: it may lag the table (a process that dies before writing it leaves an older head,
-which still verifies), never lead it. A process moves the anchor only while the table still
+forward, whichever process writes it (each looks and writes under one lock): it may lag the
+table (a process that dies before writing it leaves an older head, which still verifies),
+never lead it. A process moves the anchor only while the table still
 reaches the head it trusts; once the table does not (cut, or rewritten), it leaves the anchor
 alone, so the evidence stays for `hearth receipts verify`. A missing anchor beside a ledger
 that has receipts fails verification: deleting the anchor is how a cut would otherwise hide.
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import functools
 import hashlib
 import hmac
@@ -40,7 +42,7 @@ import logging
 import os
 import secrets
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -270,15 +272,37 @@ def write_head(db_path: Path, secret: bytes, head: Head) -> None:
 def _advance_head(db_path: Path, secret: bytes, head: Head, *, may_create: bool) -> bool:
     """Move the anchor forward to `head`; True once the anchor exists (moved or already ahead).
     Never backward (another process may have moved it further), and never over an anchor that
-    is altered or, unless this is the ledger's first anchor, missing: that is evidence."""
-    current = read_head(db_path, secret)
-    if isinstance(current, Head):
-        if current.seq >= head.seq:
-            return True
-    elif current == "altered" or not may_create:
-        return False
-    write_head(db_path, secret, head)
-    return True
+    is altered or, unless this is the ledger's first anchor, missing: that is evidence.
+
+    The look and the write are one step for every writer of this database's anchor (the bot,
+    the CLI beside it): each holds an exclusive `flock` on the install secret's file meanwhile,
+    a file that exists while the database does and is never replaced. Without it, a writer
+    that read an older anchor could write its own head after another's newer one."""
+    with _anchor_lock(db_path):
+        current = read_head(db_path, secret)
+        if isinstance(current, Head):
+            if current.seq >= head.seq:
+                return True
+        elif current == "altered" or not may_create:
+            return False
+        write_head(db_path, secret, head)
+        return True
+
+
+@contextlib.contextmanager
+def _anchor_lock(db_path: Path) -> Iterator[None]:
+    """An exclusive `flock` on `<db>.secret` while the block runs (held for one small write).
+    A secret gone from beside the database is left to the reads that need it to say so."""
+    try:
+        fd = os.open(secret_path(db_path), os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor drops its lock
 
 
 async def _last(tx: Tx) -> Head:

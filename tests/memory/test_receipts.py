@@ -6,11 +6,13 @@ import hashlib
 import json
 import sqlite3
 import stat
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from memory import AccessContext, Activity, Memory
+from memory import AccessContext, Activity, Memory, receipts
 from memory.receipts import head_path, secret_path
 from tests.helpers import Household, make_household
 
@@ -390,3 +392,29 @@ async def test_the_same_query_by_two_members_gives_two_digests(home: Household) 
     # nor does a digest of the bare words (as an unkeyed or unactored digest would be) match
     bare = hashlib.sha256(f"recall\n{words}".encode()).hexdigest()
     assert bare not in digests.values()
+
+
+def test_two_writers_moving_the_anchor_at_once_never_move_it_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The bot and the CLI each move the anchor after their own commits. One that looked at the
+    # anchor first but writes last must not put its older head over the other's newer one.
+    db = tmp_path / "hearth.db"
+    secret = receipts.load_secret(db, create=True)
+    receipts.write_head(db, secret, receipts.Head(12, "a" * 64))
+    write = receipts.write_head
+
+    def slow_for_the_older(path: Path, key: bytes, head: receipts.Head) -> None:
+        if head.seq == 13:
+            time.sleep(0.3)  # the older head's writer is the slow one
+        write(path, key, head)
+
+    monkeypatch.setattr(receipts, "write_head", slow_for_the_older)
+    older = threading.Thread(target=receipts._advance_head,
+                             args=(db, secret, receipts.Head(13, "b" * 64)),
+                             kwargs={"may_create": False})
+    older.start()
+    time.sleep(0.1)  # the older writer has looked at the anchor and is writing
+    assert receipts._advance_head(db, secret, receipts.Head(14, "c" * 64), may_create=False)
+    older.join()
+    assert receipts.read_head(db, secret) == receipts.Head(14, "c" * 64)

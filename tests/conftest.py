@@ -9,6 +9,7 @@ from hypothesis import settings
 
 from memory import E5Embedder, MiniLMEmbedder
 from tests.helpers import Household, make_household
+from tests.support.dated import names_a_date
 
 # Property tests judge what the code answers, never how fast: a busy two-core machine (CI with
 # other work beside it) took one example past hypothesis's 200 ms deadline and failed the suite.
@@ -58,3 +59,24 @@ def default_umask() -> Iterator[None]:
         yield
     finally:
         os.umask(old)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--dated-only", action="store_true",
+        help="run only the test modules that name a date or a clock (tests/support/dated.py): "
+             "the ones a clock moved ahead can tell anything new about")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--dated-only"):
+        return
+    dated: dict[Path, bool] = {}
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
+    for item in items:
+        if item.path not in dated:
+            dated[item.path] = names_a_date(item.path.read_text(encoding="utf-8"))
+        (kept if dated[item.path] else left).append(item)
+    config.hook.pytest_deselected(items=left)
+    items[:] = kept

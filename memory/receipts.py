@@ -42,7 +42,7 @@ import logging
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -293,16 +293,48 @@ def _advance_head(db_path: Path, secret: bytes, head: Head, *, may_create: bool)
 def _anchor_lock(db_path: Path) -> Iterator[None]:
     """An exclusive `flock` on `<db>.secret` while the block runs (held for one small write).
     A secret gone from beside the database is left to the reads that need it to say so."""
+    fd = _lock_anchor(db_path)
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # closing the descriptor drops its lock
+
+
+@contextlib.asynccontextmanager
+async def _anchor_held(db_path: Path) -> AsyncIterator[None]:
+    """The same lock, taken off the event loop and held across awaits: for a step that reads
+    the ledger's end and anchors there, so no other writer's move falls in between."""
+    fd = await asyncio.to_thread(_lock_anchor, db_path)
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _lock_anchor(db_path: Path) -> int | None:
+    """A descriptor on `<db>.secret` holding its exclusive `flock` (None: there is no secret)."""
     try:
         fd = os.open(secret_path(db_path), os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
-        yield
-        return
+        return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor drops its lock
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _key_head(db_path: Path, secret: bytes, head: Head) -> None:
+    """The first anchor of a ledger keyed at this open, under the lock, and never over a
+    head another process has moved further since the keying committed."""
+    with _anchor_lock(db_path):
+        current = read_head(db_path, secret)
+        if isinstance(current, Head) and current.seq > head.seq:
+            return
+        write_head(db_path, secret, head)
 
 
 async def _last(tx: Tx) -> Head:
@@ -348,7 +380,7 @@ class LedgerAnchor:
                 keyed = await _key_old_chain(tx, self._secret, state, now, upgrading=upgrading)
             last = await _last(tx)
         if keyed is not None:
-            await asyncio.to_thread(write_head, self._db_path, self._secret, keyed)
+            await asyncio.to_thread(_key_head, self._db_path, self._secret, keyed)
             state = keyed
         if isinstance(state, Head):
             self._known = state
@@ -440,17 +472,20 @@ class LedgerAnchor:
         """Anchor the ledger at its current end, after its chain verifies from genesis: for an
         install whose anchor was lost. Returns the receipt anchored at."""
         await self.flush()
-        async with store.transaction() as tx:
-            rows = await tx.fetchall("SELECT * FROM receipts ORDER BY seq")
-            keyed_broken = await tx.fetchone(
-                "SELECT 1 FROM ledger_keying WHERE broken_at IS NOT NULL LIMIT 1"
-            )
-        broken = first_broken_link(rows, self._secret)
-        if broken is not None or keyed_broken is not None:
-            raise LedgerError("the ledger's chain is broken, so there is no end to anchor: "
-                              "`hearth receipts verify` says where")
-        head = GENESIS_HEAD if not rows else Head(int(rows[-1]["seq"]), str(rows[-1]["hash"]))
-        await asyncio.to_thread(write_head, self._db_path, self._secret, head)
+        # Held from reading the end to writing it: a process that commits a receipt meanwhile
+        # moves the anchor past this one after it, never under it.
+        async with _anchor_held(self._db_path):
+            async with store.transaction() as tx:
+                rows = await tx.fetchall("SELECT * FROM receipts ORDER BY seq")
+                keyed_broken = await tx.fetchone(
+                    "SELECT 1 FROM ledger_keying WHERE broken_at IS NOT NULL LIMIT 1"
+                )
+            broken = first_broken_link(rows, self._secret)
+            if broken is not None or keyed_broken is not None:
+                raise LedgerError("the ledger's chain is broken, so there is no end to anchor: "
+                                  "`hearth receipts verify` says where")
+            head = GENESIS_HEAD if not rows else Head(int(rows[-1]["seq"]), str(rows[-1]["hash"]))
+            await asyncio.to_thread(write_head, self._db_path, self._secret, head)
         self._known, self._may_create = head, False
         return head.seq
 

@@ -418,3 +418,30 @@ def test_two_writers_moving_the_anchor_at_once_never_move_it_back(
     assert receipts._advance_head(db, secret, receipts.Head(14, "c" * 64), may_create=False)
     older.join()
     assert receipts.read_head(db, secret) == receipts.Head(14, "c" * 64)
+
+
+async def test_anchoring_anew_while_the_bot_reads_never_leaves_the_anchor_behind_the_bot(
+    ledger: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `hearth receipts anchor` reads the ledger's end and anchors there. A bot beside it that
+    # commits a receipt in between moves the anchor after it, never under it.
+    head_path(ledger).unlink()
+    secret = receipts.load_secret(ledger, create=False)
+    bots = receipts.Head(7, "d" * 64)
+    bot = threading.Thread(target=receipts._advance_head, args=(ledger, secret, bots),
+                           kwargs={"may_create": True})
+    check = receipts.first_broken_link
+
+    def the_bot_reads_meanwhile(rows: object, key: bytes) -> object:
+        bot.start()
+        time.sleep(0.3)  # the bot's anchor move, had it not waited, is written by now
+        return check(rows, key)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(receipts, "first_broken_link", the_bot_reads_meanwhile)
+    memory = await Memory.open(ledger)
+    try:
+        assert await memory.ledger.anchor() == 6
+    finally:
+        await memory.close()
+    bot.join()
+    assert receipts.read_head(ledger, secret) == bots

@@ -40,7 +40,6 @@ from bot.request import PatientRequest
 from bot.settings import ConfigError, Settings
 from bot.sightings import Sightings
 from memory import MAX_TURN_CHARS, HearthError, Memory, Role, StoreBusy, utc_now
-from soul import judge as soul_judge
 from soul import tick as soul_tick
 from soul.files import Soul
 from soul.model import ModelError
@@ -297,15 +296,8 @@ async def run_tick_job(context: HearthContext) -> None:
     hearth = context.hearth
 
     async def tick() -> Reported:
-        await hearth.memory.vectors.sync()
-        return await soul_tick.run_tick(
-            hearth.memory,
-            hearth.model,
-            now=hearth.now(),
-            assistant=hearth.soul.manifest.name,
-            quiet_after=hearth.quiet_after,
-            model_classes=soul_judge.wanted(hearth.soul, hearth.model),
-        )
+        return await soul_tick.tick(hearth.memory, hearth.soul, hearth.model, now=hearth.now(),
+                                    quiet_after=hearth.quiet_after)
 
     await _background_work(hearth, "tick", tick)
 

@@ -1,8 +1,9 @@
 """The `hearth` command: a thin shell over the memory facade (DESIGN §11).
 
-Owns: parsing arguments, opening memory with the configured database and embedder, and printing
-results; `hearth run` opens memory, the soul and the model, hands them to the Telegram face
-(`bot.app`) and closes them when it stops; `hearth init` (`bot.init`) writes the `.env`. Must
+Owns: parsing arguments, running the one-shot commands and printing their results; `hearth run`
+opens memory, the soul and the model (`bot.shell`), hands them to the Telegram face (`bot.app`)
+and closes them when it stops; `hearth chat` is the same turn in a terminal (`bot.terminal`),
+`hearth doctor` checks a setup (`bot.doctor`), `hearth init` (`bot.init`) writes the `.env`. Must
 not: hold SQL or policy; every read goes through `memory.Memory`. Bad input gets one clear line
 on stderr and a non-zero exit, never a traceback.
 """
@@ -11,28 +12,35 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import gc
 import json
 import logging
-import os
 import re
-import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from bot import actions, texts
+from bot import actions
+from bot.doctor import doctor
 from bot.settings import ConfigError, Settings, load_settings
+from bot.shell import (
+    EXIT_FAIL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Failure,
+    model_gateway,
+    open_memory,
+    say,
+)
+from bot.terminal import chat
 
 if TYPE_CHECKING:
     from bot.app import BotConfig
     from soul.files import Soul
-    from soul.model import Gateway, ModelConfig
-    from soul.proactive import Lane
-    from soul.reminders import Desk
+    from soul.model import Gateway
 from memory import (
     MAX_DOCUMENT_BYTES,
     RECALL_LIMIT,
@@ -48,7 +56,6 @@ from memory import (
     Sensitivity,
     Unreadable,
     hold_database,
-    make_embedder,
     private_scope,
     utc_now,
 )
@@ -56,7 +63,6 @@ from memory import (
 log = logging.getLogger("hearth.cli")
 LOGGED_COMMANDS = frozenset({"run", "chat", "mcp"})  # the commands whose logs go to stderr
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EMBED_PROGRESS_FROM = 64  # passages: a document this long shows its progress
 _ACTIVITIES = [a.value for a in Activity]
 
@@ -255,24 +261,6 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 -- the whole CLI
 # --- running -----------------------------------------------------------------------------------
 
 
-class Failure(HearthError):
-    """A command that cannot do what was asked; its message is the one line shown."""
-
-
-def _print(line: str = "") -> None:
-    sys.stdout.write(line + "\n")
-
-
-async def _open(settings: Settings, db: Path, *, create: bool = False,
-                embed: bool = False) -> Memory:
-    embedder = make_embedder(settings.embedder) if embed else None
-    return await Memory.open(db, embedder=embedder, create=create)
-
-
-async def _person(memory: Memory, name: str) -> Person:
-    return await memory.people.by_name(name)
-
-
 def _context_for_recall(person: Person, group: bool, activity: Activity | None) -> AccessContext:
     purpose = "a read from the command line"
     if activity is None:
@@ -302,35 +290,35 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
     if cmd == "restore":
         return await _restore(db, args.path)
     if cmd == "doctor":
-        return await _doctor(settings, db)
+        return await doctor(settings, db)
 
     if cmd == "people":
         action = args.people_command or "list"
-        memory = await _open(settings, db, create=action == "add")
+        memory = await open_memory(settings, db, create=action == "add")
         try:
             if action == "add":
                 person = await memory.people.add(
                     args.name, telegram_id=args.telegram_id, owner=args.owner
                 )
                 role = " as the owner" if person.is_owner else ""
-                _print(f"added {person.name} ({person.person_id}){role}")
+                say(f"added {person.name} ({person.person_id}){role}")
             elif action == "remove":
-                person = await _person(memory, args.name)
+                person = await memory.people.by_name(args.name)
                 count = await memory.forgetting.remove_person(person.person_id)
-                _print(f"removed {person.name} and purged {count} belief(s)")
+                say(f"removed {person.name} and purged {count} belief(s)")
             else:
                 people = await memory.people.list()
                 if not people:
-                    _print("no members yet: add one with `hearth people add NAME --owner`")
+                    say("no members yet: add one with `hearth people add NAME --owner`")
                 for p in people:
                     tg = f"telegram {p.telegram_id}" if p.telegram_id is not None else "-"
-                    _print(f"{p.name}\t{p.person_id}\t{tg}\t{'owner' if p.is_owner else 'member'}")
+                    say(f"{p.name}\t{p.person_id}\t{tg}\t{'owner' if p.is_owner else 'member'}")
         finally:
             await memory.close()
         return EXIT_OK
 
     if cmd == "chat":
-        return await _chat(settings, db, args)
+        return await chat(settings, db, args)
     if cmd == "mcp":
         return await _mcp(settings, db, args)
     if cmd == "run":
@@ -342,7 +330,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
     if cmd == "beliefs":
         return await _beliefs(settings, db, args)
     embed = cmd in ("remember", "recall", "docs")
-    memory = await _open(settings, db, embed=embed)
+    memory = await open_memory(settings, db, embed=embed)
     try:
         return await _COMMANDS[cmd](memory, args)
     finally:
@@ -352,16 +340,16 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
 async def _docs(memory: Memory, args: argparse.Namespace) -> int:
     if args.as_name is None:
         raise Failure("say whose shelf: --as NAME")
-    person = await _person(memory, args.as_name)
+    person = await memory.people.by_name(args.as_name)
     action = args.docs_command
     if action is None:
         ctx = actions.inspecting(person, "the member listed the shelf")
         shelf = await memory.shelf.documents(ctx)
         if not shelf:
-            _print("the shelf is empty")
+            say("the shelf is empty")
         for d in shelf:
             pages = f"{d.pages} page(s), " if d.pages else ""
-            _print(f"{d.ref}\t{d.title}\t{_scope_label(d.scope)}\t{d.sensitivity}\t"
+            say(f"{d.ref}\t{d.title}\t{_scope_label(d.scope)}\t{d.sensitivity}\t"
                    f"{pages}{d.passages} passage(s)\t{d.created_at[:10]}")
         return EXIT_OK
     words = " ".join(args.words)
@@ -372,17 +360,17 @@ async def _docs(memory: Memory, args: argparse.Namespace) -> int:
     if action == "forget":
         ctx = actions.inspecting(person, "the member dropped a document")
         gone = await memory.shelf.forget(ctx, words)
-        _print(f"dropped {len(gone)} document(s)" + (f": {', '.join(gone)}" if gone else ""))
+        say(f"dropped {len(gone)} document(s)" + (f": {', '.join(gone)}" if gone else ""))
         return EXIT_OK
     ctx = _context_for_recall(person, args.group, None)
     found = await memory.shelf.search(ctx, words, told_only=not args.explain)
     if not found:
-        _print("nothing on the shelf answers that")
+        say("nothing on the shelf answers that")
     for n, f in enumerate(found, start=1):
         mark = "" if f.told else " (not told)"
-        _print(f"{n}. [{f.citation}] {' '.join(f.text.split())[:300]}{mark}")
+        say(f"{n}. [{f.citation}] {' '.join(f.text.split())[:300]}{mark}")
         if args.explain:
-            _print(f"   {f.why}")
+            say(f"   {f.why}")
     return EXIT_OK
 
 
@@ -410,7 +398,7 @@ async def _docs_add(memory: Memory, person: Person, path: Path, *, shared: bool)
         raise Failure(f"{path.name}: {exc}") from None
     pages = f"{shelved.pages} page(s), " if shelved.pages else ""
     again = " (replacing the older copy)" if shelved.replaced else ""
-    _print(f"shelved {shelved.title}{again}: {pages}{shelved.passages} passage(s),"
+    say(f"shelved {shelved.title}{again}: {pages}{shelved.passages} passage(s),"
            f" {shelved.sensitivity}, {_scope_label(SHARED if shared else 'private:')}"
            f" — document {shelved.ref}")
     return EXIT_OK
@@ -419,27 +407,27 @@ async def _docs_add(memory: Memory, person: Person, path: Path, *, shared: bool)
 async def _minds(memory: Memory, args: argparse.Namespace) -> int:
     action = args.minds_command or "list"
     if action == "add":
-        person = await _person(memory, args.member)
+        person = await memory.people.by_name(args.member)
         classes = [_grantable_class(word) for word in args.grants]
         issued = await memory.minds.add(args.name, person.person_id, grants=classes,
                                         days=args.days)
         grants = ", ".join(issued.granted) or "none (ordinary facts only)"
-        _print(f"added mind {issued.mind.name}, acting for {person.name}; grants: {grants}")
-        _print(f"token (shown once; give it to the mind, as HEARTH_MIND_TOKEN or a bearer "
+        say(f"added mind {issued.mind.name}, acting for {person.name}; grants: {grants}")
+        say(f"token (shown once; give it to the mind, as HEARTH_MIND_TOKEN or a bearer "
                f"header): {issued.token}")
         return EXIT_OK
     if action == "revoke":
         mind = await memory.minds.revoke(args.name)
-        _print(f"revoked mind {mind.name}: its token no longer opens anything")
+        say(f"revoked mind {mind.name}: its token no longer opens anything")
         return EXIT_OK
     found = await memory.minds.list()
     if not found:
-        _print("no minds yet: add one with `hearth minds add NAME --for MEMBER`")
+        say("no minds yet: add one with `hearth minds add NAME --for MEMBER`")
     names = {p.person_id: p.name for p in await memory.people.list()}
     for m in found:
         state = f"revoked {m.revoked_at[:10]}" if m.revoked_at else "live"
         granted = ", ".join(await memory.minds.granted(m)) if not m.revoked_at else ""
-        _print(f"{m.name}	for {names.get(m.person_id, m.person_id)}	{state}	"
+        say(f"{m.name}	for {names.get(m.person_id, m.person_id)}	{state}	"
                f"added {m.created_at[:10]}	grants: {granted or 'none'}")
     return EXIT_OK
 
@@ -460,7 +448,7 @@ async def _mcp(settings: Settings, db: Path, args: argparse.Namespace) -> int:
     if not args.http and not token:
         raise Failure(f"hearth mcp over stdio serves one mind: put its token in {TOKEN_ENV} "
                       "(`hearth minds add NAME --for MEMBER` prints one)")
-    memory = await _open(settings, db, embed=True)
+    memory = await open_memory(settings, db, embed=True)
     try:
         if args.http:
             door = Door(memory, transport="http", household_zone=settings.household_zone)
@@ -484,22 +472,22 @@ def _host_port(text: str) -> tuple[str, int]:
 
 
 async def _remember(memory: Memory, args: argparse.Namespace) -> int:
-    person = await _person(memory, args.as_name)
+    person = await memory.people.by_name(args.as_name)
     outcome = await memory.beliefs.remember(person.person_id, " ".join(args.text),
             shared=args.shared)
     if outcome.status == "refused":
         raise Failure(f"not stored: {outcome.reason}")
     if outcome.status == "dropped":
-        _print(f"already counted: belief {outcome.ref}")
+        say(f"already counted: belief {outcome.ref}")
     elif outcome.status == "created":
-        _print(f"remembered: belief {outcome.ref}")
+        say(f"remembered: belief {outcome.ref}")
     else:
-        _print(f"reinforced: belief {outcome.ref}")
+        say(f"reinforced: belief {outcome.ref}")
     return EXIT_OK
 
 
 async def _recall(memory: Memory, args: argparse.Namespace) -> int:
-    person = await _person(memory, args.as_name)
+    person = await memory.people.by_name(args.as_name)
     activity = Activity(args.activity) if args.activity else None
     ctx = _context_for_recall(person, args.group, activity)
     query = " ".join(args.query)
@@ -509,17 +497,17 @@ async def _recall(memory: Memory, args: argparse.Namespace) -> int:
     if args.explain:
         explained = await memory.recall.explain(ctx, query, limit=args.limit)
         if not explained:
-            _print("nothing recalled")
+            say("nothing recalled")
         for rank, e in enumerate(explained, start=1):
-            _print(f"{rank}. {_recalled_line(e.item, names)}")
-            _print(f"   {e.item.why}")
-            _print("   " + " ".join(f"{k}={v:.2f}" for k, v in e.signals.items()))
+            say(f"{rank}. {_recalled_line(e.item, names)}")
+            say(f"   {e.item.why}")
+            say("   " + " ".join(f"{k}={v:.2f}" for k, v in e.signals.items()))
         return EXIT_OK
     found = await memory.recall.recollect(ctx, query, limit=args.limit)
     if not found:
-        _print("nothing recalled")
+        say("nothing recalled")
     for item in found:
-        _print(_recalled_line(item, names))
+        say(_recalled_line(item, names))
     return EXIT_OK
 
 
@@ -535,14 +523,14 @@ def _recalled_line(item: Recalled | Quoted, names: dict[str, str]) -> str:
 
 
 async def _inspect(memory: Memory, args: argparse.Namespace) -> int:
-    person = await _person(memory, args.as_name)
+    person = await memory.people.by_name(args.as_name)
     found = await actions.what_she_knows(memory, person)
     if not found:
-        _print(f"she knows nothing about {person.name} yet")
+        say(f"she knows nothing about {person.name} yet")
     for b in found:
         line = (f"{b.ref}\t{b.confidence:.2f}\t{b.status}\t{_scope_label(b.scope)}\t"
                 f"{b.sensitivity}\t{b.proposition}\t({b.evidence_count} source(s))")
-        _print(line + (_class_given(b) if args.explain else ""))
+        say(line + (_class_given(b) if args.explain else ""))
     return EXIT_OK
 
 
@@ -557,9 +545,9 @@ async def _beliefs(settings: Settings, db: Path, args: argparse.Namespace) -> in
     from soul.when import zone_of  # noqa: PLC0415 -- only this command needs a time zone
 
     zone = zone_of(settings.household_zone)
-    memory = await _open(settings, db)
+    memory = await open_memory(settings, db)
     try:
-        person = await _person(memory, args.as_name)
+        person = await memory.people.by_name(args.as_name)
         if args.as_of is None:
             when, label = utc_now(), "now"
         else:
@@ -570,13 +558,13 @@ async def _beliefs(settings: Settings, db: Path, args: argparse.Namespace) -> in
     finally:
         await memory.close()
     if not found:
-        _print(f"no belief {person.name} may see held {label}")
+        say(f"no belief {person.name} may see held {label}")
     for h in found:
         b = h.belief
         since = datetime.fromisoformat(h.since).astimezone(zone).date().isoformat()
         until = ("" if h.until is None else " until "
                  + datetime.fromisoformat(h.until).astimezone(zone).date().isoformat())
-        _print(f"{b.ref}\t{b.confidence:.2f}\t{b.status}\t{_scope_label(b.scope)}\t"
+        say(f"{b.ref}\t{b.confidence:.2f}\t{b.status}\t{_scope_label(b.scope)}\t"
                f"{b.sensitivity}\t{b.proposition}\t(from {since}{until})"
                + (_class_given(b) if args.explain else ""))
     return EXIT_OK
@@ -584,67 +572,67 @@ async def _beliefs(settings: Settings, db: Path, args: argparse.Namespace) -> in
 
 async def _forget(memory: Memory, args: argparse.Namespace) -> int:
     """As the bot does: show what will go and ask, unless `--yes`; then forget, for good."""
-    person = await _person(memory, args.as_name)
+    person = await memory.people.by_name(args.as_name)
     text = " ".join(args.text)
     if not args.yes:
         preview = await actions.preview_forget(memory, person, text, shared=args.shared)
         found, mentions = preview.beliefs, preview.mentions
         if preview.empty:
-            _print("nothing like that to forget")
+            say("nothing like that to forget")
             return EXIT_OK
         if found:
-            _print("this is what would be forgotten, for good:")
+            say("this is what would be forgotten, for good:")
             for belief in found:
-                _print(f"  {belief.proposition}")
+                say(f"  {belief.proposition}")
             if mentions:
-                _print(f"  and the same words in {mentions} thing(s) said")
+                say(f"  and the same words in {mentions} thing(s) said")
         else:
-            _print(f"no belief holds it yet, but {mentions} thing(s) said mention it")
+            say(f"no belief holds it yet, but {mentions} thing(s) said mention it")
         sys.stdout.write("forget it, for good? [y/N] ")
         sys.stdout.flush()
         answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
         if answer not in ("y", "yes"):
-            _print("kept: nothing was forgotten")
+            say("kept: nothing was forgotten")
             return EXIT_OK
     count = await actions.forget(memory, person, text, shared=args.shared)
-    _print(f"forgot {count} belief(s)")
+    say(f"forgot {count} belief(s)")
     return EXIT_OK
 
 
 async def _grant(memory: Memory, args: argparse.Namespace) -> int:
-    person = await _person(memory, args.as_name)
+    person = await memory.people.by_name(args.as_name)
     beneficiary = None
     if args.beneficiary:
-        beneficiary = (await _person(memory, args.beneficiary)).person_id
+        beneficiary = (await memory.people.by_name(args.beneficiary)).person_id
     whose = "shared facts" if args.shared else f"{person.name}'s facts"
     async for grant in actions.grant(memory, person, args.activity, args.sensitivity,
                                      days=args.days, shared=args.shared,
                                      beneficiary_id=beneficiary, note=args.note):
         until = f" until {grant.expires_at}" if grant.expires_at else ""
-        _print(f"granted {grant.activity} {grant.sensitivity} over {whose}{until} "
+        say(f"granted {grant.activity} {grant.sensitivity} over {whose}{until} "
                f"(grant {grant.ref})")
     return EXIT_OK
 
 
 async def _revoke(memory: Memory, args: argparse.Namespace) -> int:
-    person = await _person(memory, args.as_name)
+    person = await memory.people.by_name(args.as_name)
     count = await actions.revoke(memory, person, args.activity, args.sensitivity,
                                  shared=args.shared)
     if count == 0:
         raise Failure(f"no active grant of {args.activity} {args.sensitivity} to revoke")
-    _print(f"revoked {count} grant(s)")
+    say(f"revoked {count} grant(s)")
     return EXIT_OK
 
 
 async def _grants(memory: Memory, args: argparse.Namespace) -> int:
     grantor = None
     if args.as_name:
-        grantor = (await _person(memory, args.as_name)).person_id
+        grantor = (await memory.people.by_name(args.as_name)).person_id
     names = {p.person_id: p.name for p in await memory.people.list()}
     # A note is its grantor's words: shown only in the listing of their own grants (--as).
     found = await memory.grants.list(grantor, viewer_id=grantor)
     if not found:
-        _print("no grants")
+        say("no grants")
     now = utc_now().isoformat()
     for g in found:
         state = "revoked" if g.revoked_at else ("active" if g.is_active(now) else "expired")
@@ -653,7 +641,7 @@ async def _grants(memory: Memory, args: argparse.Namespace) -> int:
         if g.mind:  # a grant to a mind opens that mind's reads alone
             who = f"mind {g.mind}"
         until = g.expires_at or "no expiry"
-        _print(f"{g.ref}\t{over}\t{g.activity}\t{g.sensitivity}\tfor {who}\t{until}\t"
+        say(f"{g.ref}\t{over}\t{g.activity}\t{g.sensitivity}\tfor {who}\t{until}\t"
                f"{state}\t{g.note}")
     return EXIT_OK
 
@@ -663,17 +651,17 @@ async def _receipts(memory: Memory, args: argparse.Namespace) -> int:
         checked, broken = await memory.ledger.verify()
         if broken is not None:
             seq, reason = broken
-            _print(f"ledger broken at receipt #{seq}: {reason}")
+            say(f"ledger broken at receipt #{seq}: {reason}")
             return EXIT_FAIL
-        _print(f"ledger intact: {checked} receipt(s) verified from genesis and against "
+        say(f"ledger intact: {checked} receipt(s) verified from genesis and against "
                "its anchor")
         return EXIT_OK
     if args.action == "anchor":
         seq = await memory.ledger.anchor()
-        _print(f"ledger anchored at receipt #{seq}")
+        say(f"ledger anchored at receipt #{seq}")
         return EXIT_OK
     if args.as_name:
-        person = await _person(memory, args.as_name)
+        person = await memory.people.by_name(args.as_name)
         found = await actions.who_read_mine(memory, person)
         found = found[-args.limit:] if args.limit > 0 else found
     else:
@@ -683,34 +671,34 @@ async def _receipts(memory: Memory, args: argparse.Namespace) -> int:
         found = await actions.audit(memory, owner, limit=args.limit if args.limit > 0 else None)
     names = {p.person_id: p.name for p in await memory.people.list()}
     if not found:
-        _print("no receipts")
+        say("no receipts")
     for r in found:
         actor = names.get(r.actor) or r.actor.removeprefix("mind:")  # a mind by its name
         # The receipt's number is the ledger's global sequence: the owner's audit shows it, a
         # member's own listing does not (its gaps would tell how much others read).
         number = f"#{r.seq}\t" if not args.as_name else ""
-        _print(f"{number}{r.at}\t{actor}\t{r.activity}\t{r.method}\t{r.purpose}\t"
+        say(f"{number}{r.at}\t{actor}\t{r.activity}\t{r.method}\t{r.purpose}\t"
                f"returned {len(r.returned_ids)}\tsuppressed {r.suppressed}\t"
                f"query {r.query_digest[:12]}")
     return EXIT_OK
 
 
 async def _export(memory: Memory, args: argparse.Namespace) -> int:
-    person = await _person(memory, args.as_name)
+    person = await memory.people.by_name(args.as_name)
     document = await actions.export(memory, person)
-    _print(json.dumps(document, indent=2, ensure_ascii=False))
+    say(json.dumps(document, indent=2, ensure_ascii=False))
     return EXIT_OK
 
 
 async def _backup(memory: Memory, args: argparse.Namespace) -> int:
     await memory.backup(args.path)
-    _print(f"backed up to {args.path}")
+    say(f"backed up to {args.path}")
     return EXIT_OK
 
 
 async def _restore(db: Path, source: Path) -> int:
     await Memory.restore(source, db)
-    _print(f"restored {db} from {source}")
+    say(f"restored {db} from {source}")
     return EXIT_OK
 
 
@@ -719,9 +707,9 @@ async def _persona(memory: Memory, args: argparse.Namespace) -> int:
     if action == "proposals":
         found = await memory.state.persona_proposals()
         if not found:
-            _print("no persona proposals")
+            say("no persona proposals")
         for p in found:
-            _print(f"#{p.proposal_id}\t{p.state}\t{p.created_at}\t{p.text}\t(why: {p.reason})")
+            say(f"#{p.proposal_id}\t{p.state}\t{p.created_at}\t{p.text}\t(why: {p.reason})")
         return EXIT_OK
     owner = await memory.people.owner()
     if owner is None:
@@ -729,264 +717,25 @@ async def _persona(memory: Memory, args: argparse.Namespace) -> int:
     if not await memory.state.decide_persona(args.proposal_id, approve=action == "approve",
                                              by=owner.person_id):
         raise Failure(f"no pending persona proposal #{args.proposal_id}")
-    _print(f"{'approved' if action == 'approve' else 'rejected'} proposal #{args.proposal_id}")
+    say(f"{'approved' if action == 'approve' else 'rejected'} proposal #{args.proposal_id}")
     return EXIT_OK
-
-
-async def _chat(settings: Settings, db: Path, args: argparse.Namespace) -> int:
-    """A conversation through the real pipeline; piped stdin is one message per line."""
-    from soul.files import load_soul  # noqa: PLC0415 -- the soul loads only for a conversation
-    soul = load_soul(settings.soul_dir, profile=settings.profile)
-    memory = await _open(settings, db, embed=True)
-    try:
-        person = await _person(memory, args.as_name)
-        async with _model(settings, soul) as gateway:
-            return await _converse(memory, soul, gateway, person, group=args.group,
-                                   tick_seconds=settings.tick_seconds,
-                                   household_zone=settings.household_zone)
-    finally:
-        await memory.close()
-
-
-_QUIT = "/quit"
-EXIT_INTERRUPTED = 130  # the shell's code for a program ended by Ctrl-C (128 + SIGINT)
-
-
-async def _converse(memory: Memory, soul: Soul, gateway: Gateway, person: Person, *,
-                    group: bool, tick_seconds: int, household_zone: str) -> int:
-    """Read a message, answer it, until the input ends, `/quit`, or Ctrl-C (which ends it at
-    once, even mid-reply). The tick runs on its schedule meanwhile, as it does for the bot, and
-    so does the reminder lane: this member's reminders in this chat are shown as they fall
-    due."""
-    from bot.init import INTERRUPT_ECHO_S  # noqa: PLC0415
-    from soul.proactive import Lane  # noqa: PLC0415
-    from soul.reminders import Desk  # noqa: PLC0415
-    from soul.turn import chat_id_for  # noqa: PLC0415
-
-    interactive = sys.stdin.isatty()
-    loop = asyncio.get_running_loop()
-    wake = asyncio.Event()
-    desk = Desk(texts.REMINDER_WORDS, household_zone)
-    lane = Lane(memory, soul, gateway, texts.REMINDER_WORDS, household_zone, on_telegram=False,
-                only=(person.person_id, chat_id_for(person, group=group)))
-    talk = asyncio.create_task(_talk(memory, soul, gateway, person, group=group,
-                                     interactive=interactive, desk=desk, wake=wake))
-    interrupted = False
-
-    def interrupt() -> None:
-        nonlocal interrupted
-        interrupted = True
-        talk.cancel()
-
-    handled = False
-    with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
-        loop.add_signal_handler(signal.SIGINT, interrupt)
-        handled = True
-    ticking = asyncio.create_task(_tick_every(memory, gateway, soul, tick_seconds))
-    reminding = asyncio.create_task(
-        remind_every(lane, soul.manifest.name, person.name, wake, interactive=interactive))
-    try:
-        await talk
-    except asyncio.CancelledError:
-        if not interrupted:
-            raise
-        if interactive:
-            await asyncio.sleep(INTERRUPT_ECHO_S)
-        _print()  # the shell's prompt starts on a line of its own, after the echoed ^C
-        return EXIT_INTERRUPTED
-    finally:
-        if handled:
-            loop.remove_signal_handler(signal.SIGINT)
-        ticking.cancel()  # a batch it was consolidating stays pending: that is transactional
-        reminding.cancel()  # so is a reminder: kept and shown, or not yet and due again
-        await asyncio.gather(ticking, reminding, return_exceptions=True)
-    return EXIT_OK
-
-
-async def _talk(memory: Memory, soul: Soul, gateway: Gateway, person: Person, *,
-                group: bool, interactive: bool, desk: Desk, wake: asyncio.Event) -> None:
-    from soul.turn import chat_id_for, respond  # noqa: PLC0415
-
-    chat_id = chat_id_for(person, group=group)
-    lines = _InputLines(sys.stdin.fileno())
-    if interactive:
-        where = " in the household group" if group else ""
-        _print(f"talking with {soul.manifest.name} as {person.name}{where}; "
-               f"{_QUIT} or Ctrl-D to leave")
-    while True:
-        if interactive:
-            sys.stdout.write(f"{person.name}> ")
-            sys.stdout.flush()
-        line = await lines.readline()
-        if not line:
-            if interactive:
-                _print()  # Ctrl-D leaves the cursor after the prompt
-            return
-        text = line.rstrip("\n")
-        if text.strip() == _QUIT:
-            return
-        if not text.strip():
-            continue
-        try:
-            reply = await respond(memory, soul, gateway, speaker=person, chat_id=chat_id,
-                                  group=group, text=text, now=utc_now(), desk=desk,
-                                  telegram_chat=None if group else person.telegram_id)
-        except HearthError as exc:
-            _print(f"({exc})")
-            continue
-        if reply.reminders:
-            wake.set()
-        if interactive:
-            _print(f"{soul.manifest.name}: {reply.text}")
-        else:  # one line per reply, so piped input and output pair up line by line
-            _print(" ".join(reply.text.split()))
-
-
-class _InputLines:
-    """Lines of the input as they arrive, without a thread that would outlive the chat.
-
-    A terminal or a pipe is watched by the event loop and read only once it has something, so
-    nothing ever blocks and Ctrl-C ends the chat at once. A regular file (`< notes.txt`), which
-    the loop cannot watch, never blocks either and is read directly. Bytes are split at
-    newlines and each line is decoded as UTF-8.
-    """
-
-    _CHUNK = 65536
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._buffer = b""
-        self._ended = False
-
-    async def readline(self) -> str:
-        """The next line with its newline; the last one may lack it; "" at the end."""
-        while b"\n" not in self._buffer and not self._ended:
-            chunk = await self._read()
-            if chunk:
-                self._buffer += chunk
-            else:
-                self._ended = True
-        line, newline, self._buffer = self._buffer.partition(b"\n")
-        return (line + newline).decode("utf-8", errors="replace")
-
-    async def _read(self) -> bytes:
-        loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
-
-        def readable() -> None:
-            if not ready.done():
-                ready.set_result(None)
-
-        try:
-            loop.add_reader(self._fd, readable)
-        except (OSError, ValueError):  # a regular file cannot be watched: it never blocks
-            return self._read_now()
-        try:
-            await ready
-        finally:
-            loop.remove_reader(self._fd)
-        return self._read_now()
-
-    def _read_now(self) -> bytes:
-        try:
-            return os.read(self._fd, self._CHUNK)
-        except OSError:  # the input went away: that is its end
-            return b""
-
-
-async def remind_every(lane: Lane, name: str, member: str, wake: asyncio.Event, *,
-                       interactive: bool, clock: Callable[[], datetime] = utc_now) -> None:
-    """The terminal's reminder lane: sleep until the next one falls due (or a new one is made:
-    `wake`), then show it, as the bot would send it. A failure is logged and tried again; it
-    never speaks into the conversation."""
-    while True:
-        try:
-            now = clock()
-            at = await lane.next_wakeup(now)
-            if at > now:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), (at - now).total_seconds())
-            wake.clear()
-            sent = await lane.run_due(clock())
-        except HearthError as exc:
-            log.warning("the reminder lane waits (%s)", type(exc).__name__)
-            await asyncio.sleep(5)
-            continue
-        for message in sent:
-            if interactive:
-                _print(f"\n{name}: {message.text}")
-                sys.stdout.write(f"{member}> ")
-                sys.stdout.flush()
-            else:
-                _print(f"{name}: {' '.join(message.text.split())}")
-
-
-async def _tick_every(memory: Memory, gateway: Gateway, soul: Soul, seconds: int) -> None:
-    """The bot's tick, on the bot's schedule (every HEARTH_TICK_SECONDS, a chat counted quiet
-    after as long), so what is said here becomes memory without `hearth tick`. A failed tick
-    is logged and waits for the next; it never speaks into the conversation."""
-    from soul.judge import wanted  # noqa: PLC0415
-    from soul.tick import run_tick  # noqa: PLC0415
-
-    while True:
-        await asyncio.sleep(seconds)
-        try:
-            await memory.vectors.sync()
-            report = await run_tick(memory, gateway, now=utc_now(),
-                                    assistant=soul.manifest.name,
-                                    quiet_after=timedelta(seconds=seconds),
-                                    model_classes=wanted(soul, gateway))
-        except Exception as exc:  # a failed tick must never end the chat
-            log.warning("the tick failed (%s); it runs again in %d s", type(exc).__name__,
-                        seconds)
-            log.debug("the tick failed", exc_info=True)
-            continue
-        for report_line in report.lines():
-            log.info("tick: %s", report_line)
-
-
-@contextlib.asynccontextmanager
-async def _model(settings: Settings, soul: Soul) -> AsyncIterator[Gateway]:
-    """The gateway to the configured endpoint, or to the embedded model started for it,
-    sampling as the soul's profile says; closed (and the embedded server stopped) on the way
-    out, whatever happens."""
-    from soul.embedded import EmbeddedModel  # noqa: PLC0415
-    from soul.model import Gateway, with_model  # noqa: PLC0415
-
-    embedded: EmbeddedModel | None = None
-    gateway: Gateway | None = None
-    try:
-        config = _model_config(settings)
-        if config is None:
-            embedded = EmbeddedModel()
-            config = await embedded.start()
-        gateway = Gateway(await with_model(config), sampling=soul.manifest.sampling)
-        yield gateway
-    finally:
-        if gateway is not None:
-            await gateway.aclose()
-        if embedded is not None:
-            await embedded.stop()
 
 
 async def _tick(settings: Settings, db: Path) -> int:
     """`hearth tick`: consolidate everything pending now and refresh summaries; print what
     it did."""
     from soul.files import load_soul  # noqa: PLC0415
-    from soul.judge import wanted  # noqa: PLC0415
-    from soul.tick import run_tick  # noqa: PLC0415
+    from soul.tick import tick  # noqa: PLC0415
 
     soul = load_soul(settings.soul_dir, profile=settings.profile)
-    memory = await _open(settings, db, embed=True)
+    memory = await open_memory(settings, db, embed=True)
     try:
-        async with _model(settings, soul) as gateway:
-            report = await run_tick(memory, gateway, now=utc_now(),
-                                    assistant=soul.manifest.name, drain=True,
-                                    model_classes=wanted(soul, gateway))
+        async with model_gateway(settings, soul) as gateway:
+            report = await tick(memory, soul, gateway, now=utc_now(), drain=True)
     finally:
         await memory.close()
     for line in report.lines():
-        _print(line)
+        say(line)
     return EXIT_FAIL if report.failed else EXIT_OK
 
 
@@ -996,13 +745,13 @@ async def _dream(settings: Settings, db: Path) -> int:
     from soul.tick import run_dream  # noqa: PLC0415
 
     soul = load_soul(settings.soul_dir)
-    memory = await _open(settings, db, embed=True)
+    memory = await open_memory(settings, db, embed=True)
     try:
         report = await run_dream(memory, soul, now=utc_now())
     finally:
         await memory.close()
     for line in report.lines():
-        _print(line)
+        say(line)
     return EXIT_OK
 
 
@@ -1028,9 +777,9 @@ async def _serve_with(settings: Settings, db: Path, config: BotConfig, soul: Sou
     second `hearth run` and `hearth restore` on the same database are refused."""
     with hold_database(db, create=True, then="one bot serves a database: stop the other one "
                        "first, or give this one its own --db"):
-        memory = await _open(settings, db, create=True, embed=True)
+        memory = await open_memory(settings, db, create=True, embed=True)
         try:
-            async with _model(settings, soul) as gateway:
+            async with model_gateway(settings, soul) as gateway:
                 return await _serve_app(config, memory, soul, gateway, stop=stop)
         finally:
             await memory.close()
@@ -1073,121 +822,6 @@ def _init(args: argparse.Namespace) -> int:
     return run_init(force=args.force, check=not args.no_check, db=args.db)
 
 
-def _model_config(settings: Settings) -> ModelConfig | None:
-    """The configured endpoint, or None for the embedded model."""
-    from soul.model import model_config_from  # noqa: PLC0415 -- soul loads only when needed
-
-    key = settings.openai_api_key
-    return model_config_from(
-        settings.openai_base_url, key.get_secret_value() if key else None, settings.model
-    )
-
-
-async def _doctor_soul_and_model(
-    settings: Settings, report: Callable[[str, str], None]
-) -> None:
-    from soul.embedded import embedded_model_file  # noqa: PLC0415
-    from soul.files import load_soul  # noqa: PLC0415 -- only doctor and chat load the soul
-    from soul.model import listed_models, with_model  # noqa: PLC0415
-
-    try:
-        soul = load_soul(settings.soul_dir)
-        report("ok", f"soul {soul.manifest.name}: constitution matches its pin")
-    except HearthError as exc:
-        report("FAIL", str(exc))
-    config = _model_config(settings)
-    if config is not None:
-        try:
-            if config.model:
-                await listed_models(config)  # reachable, and answering
-            else:
-                config = await with_model(config)
-        except HearthError as exc:
-            report("FAIL", f"model: {exc}")
-        else:
-            report("ok", f"model {config.model} at {config.base_url}")
-        return
-    try:
-        gguf = await asyncio.to_thread(embedded_model_file)
-        report("ok", f"model: embedded {gguf.stem} (no OPENAI_BASE_URL set)")
-    except HearthError as exc:
-        report("note", f"model: {exc}")
-
-
-async def _doctor(settings: Settings, db: Path) -> int:
-    """One line per check: ok, note (not needed yet), or FAIL; exit 1 if anything failed. With
-    a token configured, one line says how to talk in this terminal again; the last line says
-    what to do next."""
-    from bot.init import chat_hint  # noqa: PLC0415
-
-    failed = False
-
-    def report(state: str, line: str) -> None:
-        nonlocal failed
-        failed = failed or state == "FAIL"
-        _print(f"{state:<4}  {line}")
-
-    report("ok", "configuration: readable")
-    token = settings.telegram_bot_token
-    has_token = token is not None and bool(token.get_secret_value().strip())
-    for name, is_set in (("TELEGRAM_BOT_TOKEN", has_token),
-                         ("HEARTH_OWNER_TELEGRAM_ID", settings.owner_telegram_id is not None)):
-        report("ok" if is_set else "note",
-               f"{name}: set" if is_set else f"{name}: not set (needed by `hearth run`)")
-    member = await _doctor_database(db, report)
-    await _doctor_soul_and_model(settings, report)
-    try:
-        embedder = await asyncio.to_thread(make_embedder, settings.embedder)
-        if embedder is None:
-            report("ok", "embedder: none (keyword-only recall)")
-        else:
-            # Both ways in: what is stored and what recall asks (e5 may embed them apart).
-            shapes = {(await asyncio.to_thread(way, ["hello"])).shape
-                      for way in (embedder.embed, embedder.embed_query)}
-            report("ok" if shapes == {(1, embedder.dim)} else "FAIL",
-                   f"embedder {embedder.name}: loaded offline, {embedder.dim} dimensions")
-    except Exception as exc:  # noqa: BLE001 -- any failure to load is one FAIL line
-        report("FAIL", f"embedder: {type(exc).__name__}: {exc}")
-    if has_token:
-        _print(chat_hint(member))
-    if failed:
-        _print("next: put right what the FAIL line(s) above say, then `hearth doctor` again")
-    elif not has_token or settings.owner_telegram_id is None:
-        _print("next: `hearth init` asks for the bot token and your Telegram id (until then "
-               "`make run` talks with her in this terminal)")
-    else:
-        _print("next: `make run` starts her on Telegram (or `hearth run`)")
-    return EXIT_FAIL if failed else EXIT_OK
-
-
-async def _doctor_database(db: Path, report: Callable[[str, str], None]) -> str | None:
-    """The database's and the ledger's lines; the name to chat as (the owner, else the first
-    member), when there is one."""
-    if not db.exists():  # noqa: ASYNC240 -- one stat
-        report("note", f"database: none yet at {db} (`hearth people add NAME --owner` makes it)")
-        return None
-    try:
-        memory = await Memory.open(db)
-    except HearthError as exc:
-        report("FAIL", f"database: {exc}")
-        return None
-    try:
-        stats = await memory.stats()
-        checked, broken = await memory.ledger.verify()
-        people = await memory.people.list()
-    finally:
-        await memory.close()
-    report("ok", f"database {db}: {stats['people']} member(s), {stats['beliefs']} "
-                 f"belief(s), {stats['turns']} line(s)")
-    if broken is None:
-        report("ok", f"ledger: {checked} receipt(s) intact")
-    else:
-        report("FAIL", f"ledger: broken at receipt #{broken[0]}: {broken[1]}")
-    owners = [p for p in people if p.is_owner]
-    chosen = (owners or people)[:1]
-    return chosen[0].name if chosen else None
-
-
 _COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], Awaitable[int]]] = {
     "remember": _remember,
     "recall": _recall,
@@ -1227,7 +861,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAIL
     except KeyboardInterrupt:
         sys.stderr.write("hearth: interrupted\n")
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:
         log.debug("unexpected failure", exc_info=True)
         sys.stderr.write(f"hearth: unexpected error ({type(exc).__name__}): {exc}\n")

@@ -33,6 +33,7 @@ from memory.statements import statements_in
 from soul.affect import Affect
 from soul.assembler import current_affect
 from soul.files import Soul
+from soul.judge import wanted
 from soul.model import UnusableAnswer
 
 log = logging.getLogger("hearth.tick")
@@ -214,6 +215,18 @@ async def _compact(
             await memory.summaries.write(scope, chat_id, text, turns[-1].turn_id, made_from)
             written += 1
     return written
+
+
+async def tick(memory: Memory, soul: Soul, model: TickModel, *, now: datetime,
+               quiet_after: timedelta = timedelta(minutes=5),
+               drain: bool = False) -> TickReport:
+    """The tick as every face runs it (the bot's job, the terminal's chat, `hearth tick`): what
+    other processes wrote joins this one's vectors first, so consolidation reads their meaning
+    too; then `run_tick` under this soul's name, the model classing items when it is able."""
+    await memory.vectors.sync()
+    return await run_tick(memory, model, now=now, assistant=soul.manifest.name,
+                          quiet_after=quiet_after, drain=drain,
+                          model_classes=wanted(soul, model))
 
 
 async def run_dream(memory: Memory, soul: Soul, *, now: datetime) -> DreamReport:

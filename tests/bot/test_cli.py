@@ -634,7 +634,7 @@ def test_a_database_whose_secret_is_lost_is_refused_with_how_to_restore_it(
         if argv == ("run",):
             monkeypatch.setenv("TELEGRAM_BOT_TOKEN", BOT_TOKEN)
             monkeypatch.setenv("HEARTH_OWNER_TELEGRAM_ID", "1001")
-            monkeypatch.setattr("bot.cli._model", None)  # never reached: refused before
+            monkeypatch.setattr("bot.cli.model_gateway", None)  # never reached: refused before
         code, out, err = household(*argv)
         assert code == 1 and out == "", argv
         _one_line(err)

@@ -15,9 +15,9 @@ import pytest
 
 from bot import texts
 from bot.app import BotConfig, build_application
-from bot.cli import remind_every
 from bot.context import HearthApp
 from bot.proactive import send_due
+from bot.terminal import remind_every
 from memory import AccessContext, Activity, Memory, Person, dm_chat
 from soul.files import Soul, load_soul
 from soul.model import ModelError

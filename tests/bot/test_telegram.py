@@ -861,11 +861,11 @@ async def test_the_tick_and_the_dream_are_named_jobs_that_never_overlap(bot: Bot
 async def test_the_tick_logs_its_report_and_a_failed_tick_is_only_logged(
     bot: Bot, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    seen: list[tuple[datetime, str, timedelta, bool]] = []
+    seen: list[tuple[datetime, str, timedelta, bool, bool]] = []
 
     async def tick(memory: Memory, model: Any, *, now: datetime, assistant: str,
-                   quiet_after: timedelta, model_classes: bool) -> TickReport:
-        seen.append((now, assistant, quiet_after, model_classes))
+                   quiet_after: timedelta, drain: bool, model_classes: bool) -> TickReport:
+        seen.append((now, assistant, quiet_after, drain, model_classes))
         return TickReport(batches=2, beliefs=3)
 
     async def dream(memory: Memory, soul: Soul, *, now: datetime) -> DreamReport:
@@ -879,8 +879,9 @@ async def test_the_tick_logs_its_report_and_a_failed_tick_is_only_logged(
     await queue.get_jobs_by_name("tick")[0].run(bot.app)
     await queue.get_jobs_by_name("dream")[0].run(bot.app)
     # Her own lines are labelled with her name; a chat quiet for one tick period is taken;
-    # the test's model is no configured gateway, so its classes are not taken.
-    assert seen == [(bot.clock.now, "Wren", timedelta(seconds=300), False)]
+    # the bot never drains what is still being said; the test's model is no configured
+    # gateway, so its classes are not taken.
+    assert seen == [(bot.clock.now, "Wren", timedelta(seconds=300), False, False)]
     assert "tick: consolidated 2 batch(es) into 3 belief(s)" in caplog.text
     assert "dream: dream report #7" in caplog.text
 

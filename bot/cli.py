@@ -350,7 +350,7 @@ async def _docs(memory: Memory, args: argparse.Namespace) -> int:
         for d in shelf:
             pages = f"{d.pages} page(s), " if d.pages else ""
             say(f"{d.ref}\t{d.title}\t{_scope_label(d.scope)}\t{d.sensitivity}\t"
-                   f"{pages}{d.passages} passage(s)\t{d.created_at[:10]}")
+                f"{pages}{d.passages} passage(s)\t{d.created_at[:10]}")
         return EXIT_OK
     words = " ".join(args.words)
     if not words.strip():
@@ -399,8 +399,8 @@ async def _docs_add(memory: Memory, person: Person, path: Path, *, shared: bool)
     pages = f"{shelved.pages} page(s), " if shelved.pages else ""
     again = " (replacing the older copy)" if shelved.replaced else ""
     say(f"shelved {shelved.title}{again}: {pages}{shelved.passages} passage(s),"
-           f" {shelved.sensitivity}, {_scope_label(SHARED if shared else 'private:')}"
-           f" — document {shelved.ref}")
+        f" {shelved.sensitivity}, {_scope_label(SHARED if shared else 'private:')}"
+        f" — document {shelved.ref}")
     return EXIT_OK
 
 
@@ -414,7 +414,7 @@ async def _minds(memory: Memory, args: argparse.Namespace) -> int:
         grants = ", ".join(issued.granted) or "none (ordinary facts only)"
         say(f"added mind {issued.mind.name}, acting for {person.name}; grants: {grants}")
         say(f"token (shown once; give it to the mind, as HEARTH_MIND_TOKEN or a bearer "
-               f"header): {issued.token}")
+            f"header): {issued.token}")
         return EXIT_OK
     if action == "revoke":
         mind = await memory.minds.revoke(args.name)
@@ -428,7 +428,7 @@ async def _minds(memory: Memory, args: argparse.Namespace) -> int:
         state = f"revoked {m.revoked_at[:10]}" if m.revoked_at else "live"
         granted = ", ".join(await memory.minds.granted(m)) if not m.revoked_at else ""
         say(f"{m.name}	for {names.get(m.person_id, m.person_id)}	{state}	"
-               f"added {m.created_at[:10]}	grants: {granted or 'none'}")
+            f"added {m.created_at[:10]}	grants: {granted or 'none'}")
     return EXIT_OK
 
 
@@ -565,8 +565,8 @@ async def _beliefs(settings: Settings, db: Path, args: argparse.Namespace) -> in
         until = ("" if h.until is None else " until "
                  + datetime.fromisoformat(h.until).astimezone(zone).date().isoformat())
         say(f"{b.ref}\t{b.confidence:.2f}\t{b.status}\t{_scope_label(b.scope)}\t"
-               f"{b.sensitivity}\t{b.proposition}\t(from {since}{until})"
-               + (_class_given(b) if args.explain else ""))
+            f"{b.sensitivity}\t{b.proposition}\t(from {since}{until})"
+            + (_class_given(b) if args.explain else ""))
     return EXIT_OK
 
 
@@ -610,7 +610,7 @@ async def _grant(memory: Memory, args: argparse.Namespace) -> int:
                                      beneficiary_id=beneficiary, note=args.note):
         until = f" until {grant.expires_at}" if grant.expires_at else ""
         say(f"granted {grant.activity} {grant.sensitivity} over {whose}{until} "
-               f"(grant {grant.ref})")
+            f"(grant {grant.ref})")
     return EXIT_OK
 
 
@@ -642,7 +642,7 @@ async def _grants(memory: Memory, args: argparse.Namespace) -> int:
             who = f"mind {g.mind}"
         until = g.expires_at or "no expiry"
         say(f"{g.ref}\t{over}\t{g.activity}\t{g.sensitivity}\tfor {who}\t{until}\t"
-               f"{state}\t{g.note}")
+            f"{state}\t{g.note}")
     return EXIT_OK
 
 
@@ -654,7 +654,7 @@ async def _receipts(memory: Memory, args: argparse.Namespace) -> int:
             say(f"ledger broken at receipt #{seq}: {reason}")
             return EXIT_FAIL
         say(f"ledger intact: {checked} receipt(s) verified from genesis and against "
-               "its anchor")
+            "its anchor")
         return EXIT_OK
     if args.action == "anchor":
         seq = await memory.ledger.anchor()
@@ -678,8 +678,8 @@ async def _receipts(memory: Memory, args: argparse.Namespace) -> int:
         # member's own listing does not (its gaps would tell how much others read).
         number = f"#{r.seq}\t" if not args.as_name else ""
         say(f"{number}{r.at}\t{actor}\t{r.activity}\t{r.method}\t{r.purpose}\t"
-               f"returned {len(r.returned_ids)}\tsuppressed {r.suppressed}\t"
-               f"query {r.query_digest[:12]}")
+            f"returned {len(r.returned_ids)}\tsuppressed {r.suppressed}\t"
+            f"query {r.query_digest[:12]}")
     return EXIT_OK
 
 

@@ -83,7 +83,7 @@ async def doctor(settings: Settings, db: Path) -> int:
         say("next: put right what the FAIL line(s) above say, then `hearth doctor` again")
     elif not has_token or settings.owner_telegram_id is None:
         say("next: `hearth init` asks for the bot token and your Telegram id (until then "
-               "`make run` talks with her in this terminal)")
+            "`make run` talks with her in this terminal)")
     else:
         say("next: `make run` starts her on Telegram (or `hearth run`)")
     return EXIT_FAIL if failed else EXIT_OK

@@ -33,14 +33,13 @@ from urllib.parse import urlsplit
 import httpx
 
 from bot.settings import ConfigError, Settings, load_settings
+from bot.shell import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK
 from memory import HearthError
 
 if TYPE_CHECKING:
     from soul.model import Listing
 
 __all__ = ["INTERRUPT_ECHO_S", "InitRefused", "chat_hint", "run_init", "write_env"]
-
-EXIT_OK, EXIT_FAIL, EXIT_INTERRUPTED = 0, 1, 130
 
 # A terminal echoes "^C" only after it has sent the signal, so a newline written at once can
 # land before the echo and leave the shell's prompt after it ("^C$ "). Waiting this long after

@@ -109,7 +109,7 @@ async def _talk(memory: Memory, soul: Soul, gateway: Gateway, person: Person, *,
     if interactive:
         where = " in the household group" if group else ""
         say(f"talking with {soul.manifest.name} as {person.name}{where}; "
-               f"{_QUIT} or Ctrl-D to leave")
+            f"{_QUIT} or Ctrl-D to leave")
     while True:
         if interactive:
             sys.stdout.write(f"{person.name}> ")

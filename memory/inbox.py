@@ -87,12 +87,12 @@ async def _served(tx: Tx, chat: int, *, sender: int, owner: int, group: bool) ->
 
 async def _keep(tx: Tx, update_id: int, chat: int, payload: str, now: str) -> bool:
     payload = masked_payload(payload)
-    await tx.execute(
+    # RETURNING gives a row only when the insert took place: one statement, not two.
+    return bool(await tx.fetchall(
         "INSERT OR IGNORE INTO inbox(update_id, chat_id, payload, received_at)"
-        " VALUES (?, ?, ?, ?)",
+        " VALUES (?, ?, ?, ?) RETURNING update_id",
         (update_id, chat, payload, now),
-    )
-    return bool(await tx.scalar("SELECT changes()"))
+    ))
 
 
 async def finish_update(tx: Tx, update_id: int | None, now: str) -> None:

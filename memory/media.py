@@ -91,7 +91,7 @@ class MediaBook:
     async def first_notice(self, person_id: str, kind: str) -> bool:
         """True the first time a member is told she cannot take in this kind; False after."""
         async with self._store.transaction() as tx:
-            await tx.execute(
-                "INSERT OR IGNORE INTO media_notices(person_id, kind, at) VALUES (?, ?, ?)",
-                (person_id, kind, self._now().isoformat()))
-            return bool(await tx.scalar("SELECT changes()"))
+            return bool(await tx.fetchall(
+                "INSERT OR IGNORE INTO media_notices(person_id, kind, at) VALUES (?, ?, ?)"
+                " RETURNING person_id",
+                (person_id, kind, self._now().isoformat())))

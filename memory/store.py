@@ -42,6 +42,7 @@ from memory.terms import index_text
 
 Params = Sequence[Any] | dict[str, Any]
 _T = TypeVar("_T", bound="Tx")
+_R = TypeVar("_R")
 Row = sqlite3.Row
 
 log = logging.getLogger("hearth.store")
@@ -103,13 +104,8 @@ class Tx:
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run a statement; returns lastrowid (for inserts) or rowcount."""
         self._check(sql)
-        cursor = await self._conn.execute(sql, params)
-        try:
-            if sql.lstrip().upper().startswith("INSERT"):
-                return int(cursor.lastrowid or 0)
-            return int(cursor.rowcount)
-        finally:
-            await cursor.close()
+        insert = sql.lstrip().upper().startswith("INSERT")
+        return await _on_thread(self._conn, _statement, sql, params, insert)
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
         self._check(sql)
@@ -129,6 +125,24 @@ class Tx:
     async def scalar(self, sql: str, params: Params = ()) -> Any:
         row = await self.fetchone(sql, params)
         return None if row is None else row[0]
+
+
+async def _on_thread(conn: aiosqlite.Connection, fn: Callable[..., _R], *args: Any) -> _R:
+    """`fn(sqlite3_connection, *args)` on the connection's own thread: one trip there and back,
+    where aiosqlite's cursor would make one for the statement and another to close it. A turn
+    runs dozens of statements, and each trip waits on two thread hand-offs. Uses aiosqlite's
+    queue (`_execute`, `_conn`), which the pin in pyproject.toml holds still."""
+    result: _R = await conn._execute(  # type: ignore[no-untyped-call]
+        lambda: fn(conn._conn, *args))
+    return result
+
+
+def _statement(raw: sqlite3.Connection, sql: str, params: Params, insert: bool) -> int:
+    cursor = raw.execute(sql, params)
+    try:
+        return int(cursor.lastrowid or 0) if insert else int(cursor.rowcount)
+    finally:
+        cursor.close()
 
 
 def unwalled(tx: Tx) -> Tx:

@@ -90,9 +90,11 @@ class Tx:
     wall in every statement itself. So a read written beside the gate fails when it runs,
     whatever builds its SQL, not only when a test reads the source."""
 
-    def __init__(self, conn: aiosqlite.Connection, *, walled: bool = True) -> None:
+    def __init__(self, conn: aiosqlite.Connection, *, walled: bool = True,
+                 opening: _Opening | None = None) -> None:
         self._conn = conn
         self._walled = walled
+        self._opening = opening
         # The ledger's last receipt as this transaction appended it (`memory.receipts`): the
         # transaction holds the write lock, so no one else can append after it before commit.
         self.ledger_head: object | None = None
@@ -105,17 +107,15 @@ class Tx:
         """Run a statement; returns lastrowid (for inserts) or rowcount."""
         self._check(sql)
         insert = sql.lstrip().upper().startswith("INSERT")
-        return await _on_thread(self._conn, _statement, sql, params, insert)
+        return await self._run(_statement, sql, params, insert)
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
         self._check(sql)
-        await self._conn.executemany(sql, rows)
+        await self._run(_statements, sql, rows)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         self._check(sql)
-        # One trip to the connection's thread, where a cursor's execute, fetch and close are
-        # three (a recall makes a few dozen reads).
-        return list(await self._conn.execute_fetchall(sql, params))
+        return await self._run(_rows, sql, params)
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         """The first row of a statement that gives one (by key, or `LIMIT 1`)."""
@@ -125,6 +125,63 @@ class Tx:
     async def scalar(self, sql: str, params: Params = ()) -> Any:
         row = await self.fetchone(sql, params)
         return None if row is None else row[0]
+
+    async def _run(self, fn: Callable[..., _R], *args: Any) -> _R:
+        """`fn` on the connection's thread; the transaction's first statement takes its BEGIN
+        along in the same trip (see `_Opening`)."""
+        opening = self._opening
+        if opening is None or not opening.owed:
+            return await _on_thread(self._conn, fn, *args)
+        opening.owed = False
+        started = time.monotonic()
+        try:
+            result: _R = await _on_thread(self._conn, _begun, fn, *args)
+        except _BeginRefused as refused:
+            # Another program holds the lock past SQLite's own wait: the store's wait, with
+            # its backoff and its bound, then the statement.
+            await opening.store._begin(started=started, refused=refused.error)
+            return await _on_thread(self._conn, fn, *args)
+        opening.store.began()
+        return result
+
+
+@dataclass
+class _Opening:
+    """A transaction's BEGIN IMMEDIATE, owed until its first statement, which carries it to the
+    connection's thread in the same trip: every transaction is one trip shorter, and one that
+    runs no statement costs none. Every `Tx` of one transaction (a `joined` block's, the gate's
+    `unwalled` view) shares it."""
+
+    store: Store
+    owed: bool = True
+
+
+class _BeginRefused(Exception):
+    """BEGIN IMMEDIATE failed on the connection's thread: `error` says why."""
+
+    def __init__(self, error: sqlite3.OperationalError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _begun(raw: sqlite3.Connection, fn: Callable[..., _R], *args: Any) -> _R:
+    try:
+        raw.execute("BEGIN IMMEDIATE").close()
+    except sqlite3.OperationalError as exc:
+        raise _BeginRefused(exc) from None
+    return fn(raw, *args)
+
+
+def _rows(raw: sqlite3.Connection, sql: str, params: Params) -> list[Row]:
+    cursor = raw.execute(sql, params)
+    try:
+        return cursor.fetchall()
+    finally:
+        cursor.close()
+
+
+def _statements(raw: sqlite3.Connection, sql: str, rows: Iterable[Params]) -> None:
+    raw.executemany(sql, rows).close()
 
 
 async def _on_thread(conn: aiosqlite.Connection, fn: Callable[..., _R], *args: Any) -> _R:
@@ -149,7 +206,7 @@ def unwalled(tx: Tx) -> Tx:
     """The same transaction without the refusal: for the gate alone, whose every statement
     carries the wall, and for the schema's own steps at open, before any reader. Nothing else
     calls it (tests/test_architecture.py)."""
-    return Tx(tx._conn, walled=False)
+    return Tx(tx._conn, walled=False, opening=tx._opening)
 
 
 @dataclass
@@ -158,6 +215,7 @@ class _Joined:
 
     store: Store
     task: asyncio.Task[Any] | None
+    opening: _Opening | None = None
     after: list[Callable[[], None]] = field(default_factory=list)
 
 
@@ -280,6 +338,7 @@ class Store:
             return
         joined = _Joined(self, task)
         async with self.transaction() as tx:
+            joined.opening = tx._opening
             token = _JOINED.set(joined)
             try:
                 yield tx
@@ -304,22 +363,19 @@ class Store:
         joined = _JOINED.get()
         if joined is not None and joined.store is self and joined.task is task:
             # Inside this task's `joined` block: its transaction, begun and ended by the block.
-            yield kind(self._conn)
+            yield kind(self._conn, opening=joined.opening)
             return
         if task is not None and self._holder is task:
             # The lock is this task's own: waiting on it would wait forever.
             raise RuntimeError("a transaction was opened inside another on the same task")
         async with self._locked(task):
+            # BEGIN IMMEDIATE goes with the first statement (`_Opening`). A statement whose
+            # waiter is cancelled (a stop, a cancelled job) still runs on the database thread,
+            # its BEGIN with it: the rollback below queues behind it, and is a no-op when
+            # nothing began.
+            opening = _Opening(self)
             try:
-                await self._begin()
-            except asyncio.CancelledError:
-                # The BEGIN runs on the database thread even when its waiter is cancelled (a
-                # stop, a cancelled job): a transaction left open there would refuse every later
-                # one. The rollback queues behind it, and is a no-op when none began.
-                await asyncio.shield(self._rollback())
-                raise
-            try:
-                yield kind(self._conn)
+                yield kind(self._conn, opening=opening)
             except sqlite3.Error as exc:
                 await self._rollback()
                 if is_transient(exc):
@@ -329,6 +385,8 @@ class Store:
                 await self._rollback()
                 raise
             else:
+                if opening.owed:
+                    return  # no statement ran: nothing began, nothing to commit
                 try:
                     await self._conn.commit()
                 except asyncio.CancelledError:
@@ -352,35 +410,42 @@ class Store:
             finally:
                 self._holder = None
 
-    async def _begin(self) -> None:
-        """BEGIN IMMEDIATE, retried with backoff while another program holds the lock. One
-        warning when a lock starts to hold this store up, one line when it lets go."""
-        started = time.monotonic()
+    async def _begin(self, *, started: float, refused: sqlite3.OperationalError) -> None:
+        """BEGIN IMMEDIATE again, after the first try (sent with the transaction's first
+        statement at `started`) was `refused`: retried with backoff while another program
+        holds the lock. One warning when a lock starts to hold this store up, one line when it
+        lets go."""
         delay = _BACKOFF_FIRST_S
+        exc = refused
         while True:
+            if not is_transient(exc):
+                raise StoreError(f"the database cannot start a transaction: {exc}") from exc
+            if self._locked_since is None:
+                self._locked_since = started
+                log.warning("the database is locked by another program; each write waits "
+                            "up to %.0f s, then is kept and retried later", self.lock_wait)
+            spent = time.monotonic() - started
+            if spent + delay > self.lock_wait:
+                raise StoreBusy(
+                    "the database is locked by another program: nothing was written "
+                    f"(waited {spent:.0f} s); try again once it is done"
+                ) from exc
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _BACKOFF_MAX_S)
             try:
                 await self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                if not is_transient(exc):
-                    raise StoreError(f"the database cannot start a transaction: {exc}") from exc
-                if self._locked_since is None:
-                    self._locked_since = started
-                    log.warning("the database is locked by another program; each write waits "
-                                "up to %.0f s, then is kept and retried later", self.lock_wait)
-                spent = time.monotonic() - started
-                if spent + delay > self.lock_wait:
-                    raise StoreBusy(
-                        "the database is locked by another program: nothing was written "
-                        f"(waited {spent:.0f} s); try again once it is done"
-                    ) from exc
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, _BACKOFF_MAX_S)
+            except sqlite3.OperationalError as again:
+                exc = again
                 continue
-            if self._locked_since is not None:
-                log.warning("the database is free again after %.1f s",
-                            time.monotonic() - self._locked_since)
-                self._locked_since = None
+            self.began()
             return
+
+    def began(self) -> None:
+        """A transaction began: if a lock had held this store up, say once that it let go."""
+        if self._locked_since is not None:
+            log.warning("the database is free again after %.1f s",
+                        time.monotonic() - self._locked_since)
+            self._locked_since = None
 
     async def _rollback(self) -> None:
         # A failed rollback (no transaction left, the disk gone) must not hide the first error.

@@ -337,8 +337,14 @@ def _key_head(db_path: Path, secret: bytes, head: Head) -> None:
         write_head(db_path, secret, head)
 
 
+_LAST = "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
+
+
 async def _last(tx: Tx) -> Head:
-    row = await tx.fetchone("SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1")
+    return _head_of(await tx.fetchone(_LAST))
+
+
+def _head_of(row: Row | None) -> Head:
     return GENESIS_HEAD if row is None else Head(int(row["seq"]), str(row["hash"]))
 
 
@@ -566,6 +572,11 @@ class Entry:
     now: str
 
 
+_APPEND = ("INSERT INTO receipts(seq, at, actor, activity, purpose, method, query_digest,"
+           " returned_ids, scopes, suppressed, prev_hash, hash)"
+           " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
 async def write_receipts(tx: Tx, entries: Sequence[Entry], *, secret: bytes,
                          anchor: LedgerAnchor | None = None) -> int:
     """Append these receipts, chained in order, in one statement of the caller's transaction;
@@ -573,12 +584,33 @@ async def write_receipts(tx: Tx, entries: Sequence[Entry], *, secret: bytes,
     the transaction commits)."""
     if isinstance(tx.ledger_head, Head):
         # Not the transaction's first receipts: they follow its last, already checked.
-        last = tx.ledger_head
+        rows, head = _chained(tx.ledger_head, entries, secret)
+        await tx.executemany(_APPEND, rows)
     else:
-        last = await _last(tx)
+        # The transaction's first: they follow the table's last row, read in the same trip
+        # as the append (the transaction holds the write lock: no one appends in between).
+        chained: list[Head] = []
+
+        def after(row: Row | None) -> list[tuple[object, ...]]:
+            rows, head = _chained(_head_of(row), entries, secret)
+            chained.append(head)
+            return rows
+
+        last = _head_of(await tx.read_then_write(_LAST, _APPEND, after))
+        head = chained[0]
         if anchor is not None:
             await anchor.reaches(tx, last)
-    rows = []
+    tx.ledger_head = head
+    if anchor is not None:
+        anchor.stage(head)
+    return head.seq
+
+
+def _chained(last: Head, entries: Sequence[Entry],
+             secret: bytes) -> tuple[list[tuple[object, ...]], Head]:
+    """The rows that append `entries` after `last`, each hashed over the one before, and the
+    head they end at."""
+    rows: list[tuple[object, ...]] = []
     for e in entries:
         seq, prev_hash = last.seq + 1, last.hash
         digest = query_digest(secret, e.ctx.actor, e.method, e.query)
@@ -600,16 +632,7 @@ async def write_receipts(tx: Tx, entries: Sequence[Entry], *, secret: bytes,
                      digest, json.dumps(list(e.returned_ids)), json.dumps(ordered_scopes),
                      e.suppressed, prev_hash, row_hash))
         last = Head(seq, row_hash)
-    await tx.executemany(
-        "INSERT INTO receipts(seq, at, actor, activity, purpose, method, query_digest,"
-        " returned_ids, scopes, suppressed, prev_hash, hash)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
-    )
-    tx.ledger_head = last
-    if anchor is not None:
-        anchor.stage(last)
-    return last.seq
+    return rows, last
 
 
 def receipt_from_row(row: Row) -> Receipt:

@@ -117,6 +117,15 @@ class Tx:
         self._check(sql)
         return await self._run(_rows, sql, params)
 
+    async def read_then_write(self, read: str, write: str,
+                              rows_after: Callable[[Row | None], Sequence[Params]]) -> Row | None:
+        """`read`'s first row, then `write` run for each of `rows_after(that row)`, in one trip:
+        for an append that follows what the table ends with (the read ledger's chain).
+        `rows_after` runs on the connection's thread, so it only computes. Returns the row."""
+        self._check(read)
+        self._check(write)
+        return await self._run(_read_then_write, read, write, rows_after)
+
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         """The first row of a statement that gives one (by key, or `LIMIT 1`)."""
         rows = await self.fetchall(sql, params)
@@ -178,6 +187,17 @@ def _rows(raw: sqlite3.Connection, sql: str, params: Params) -> list[Row]:
         return cursor.fetchall()
     finally:
         cursor.close()
+
+
+def _read_then_write(raw: sqlite3.Connection, read: str, write: str,
+                     rows_after: Callable[[Row | None], Sequence[Params]]) -> Row | None:
+    cursor = raw.execute(read)
+    try:
+        row: Row | None = cursor.fetchone()
+    finally:
+        cursor.close()
+    raw.executemany(write, rows_after(row)).close()
+    return row
 
 
 def _statements(raw: sqlite3.Connection, sql: str, rows: Iterable[Params]) -> None:

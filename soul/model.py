@@ -491,6 +491,7 @@ class Gateway:
                             completion = await self._client.post(
                                 "/chat/completions", cast_to=ChatCompletion,
                                 body=_body(self._config.model, params),
+                                options={"security": {"bearer_auth": True}},  # as create's
                             )
                         except openai.RateLimitError as exc:
                             asked = self._retry_after_s(exc)

@@ -90,8 +90,8 @@ class Tx:
     wall in every statement itself. So a read written beside the gate fails when it runs,
     whatever builds its SQL, not only when a test reads the source."""
 
-    def __init__(self, conn: aiosqlite.Connection, *, walled: bool = True,
-                 opening: _Opening | None = None) -> None:
+    def __init__(self, conn: aiosqlite.Connection, *, opening: _Opening,
+                 walled: bool = True) -> None:
         self._conn = conn
         self._walled = walled
         self._opening = opening
@@ -139,7 +139,7 @@ class Tx:
         """`fn` on the connection's thread; the transaction's first statement takes its BEGIN
         along in the same trip (see `_Opening`)."""
         opening = self._opening
-        if opening is None or not opening.owed:
+        if not opening.owed:
             return await _on_thread(self._conn, fn, *args)
         opening.owed = False
         started = time.monotonic()
@@ -150,7 +150,7 @@ class Tx:
             # its backoff and its bound, then the statement.
             await opening.store._begin(started=started, refused=refused.error)
             return await _on_thread(self._conn, fn, *args)
-        opening.store.began()
+        opening.store._began()
         return result
 
 
@@ -235,7 +235,7 @@ class _Joined:
 
     store: Store
     task: asyncio.Task[Any] | None
-    opening: _Opening | None = None
+    opening: _Opening
     after: list[Callable[[], None]] = field(default_factory=list)
 
 
@@ -356,9 +356,8 @@ class Store:
             async with self.transaction() as tx:  # already joined: the block is the outer's
                 yield tx
             return
-        joined = _Joined(self, task)
         async with self.transaction() as tx:
-            joined.opening = tx._opening
+            joined = _Joined(self, task, tx._opening)
             token = _JOINED.set(joined)
             try:
                 yield tx
@@ -457,10 +456,10 @@ class Store:
             except sqlite3.OperationalError as again:
                 exc = again
                 continue
-            self.began()
+            self._began()
             return
 
-    def began(self) -> None:
+    def _began(self) -> None:
         """A transaction began: if a lock had held this store up, say once that it let go."""
         if self._locked_since is not None:
             log.warning("the database is free again after %.1f s",

@@ -37,11 +37,9 @@ import numpy as np
 
 from bench.household_memory import Household, asking_order, visible
 from bench.replay import discover, replay
-from memory import Embedder, Quoted, Recalled, make_embedder
+from memory import Embedder, make_embedder
 from memory.recall import JUDGED
 from memory.recall.judge import KEYWORD_ONLY, WEIGHTS, weights_for
-from memory.recall.names import Roster
-from memory.vectors import VectorBook
 
 LIMIT = 12  # what the assembler asks recall for
 # The signals the judge weighs: the measured ones but those that restate another (the ranks
@@ -51,17 +49,6 @@ JUDGED_FEATURES = ("lead", "gap", "runner_up", "coverage", "line", "asking", "re
                    "shared", "said_then", "said_other_time", "age", "replaced", "replaces",
                    "digits", "unseen", "lacks_rarest")
 PRIOR_ROWS = 16
-# With an embedder, `closeness` is fitted with the rest: one logistic regression over the
-# signals above and the question's and candidate's vectors multiplied dimension by dimension
-# (a weight per dimension), strongly regularised (hundreds of weights on a few thousand
-# questions). Its weights per dimension become `dims`, and their sum over a candidate's
-# products becomes the one signal `closeness`, so the judge's why names it once.
-JOINT_C = 0.01
-ALONE_C = 0.5
-# ... while the signals above keep about the freedom they have alone: their standardised
-# columns are scaled up by this before the joint fit (a weight on a column k times larger
-# costs 1/k^2 of the penalty), and their weights scaled back after.
-SIGNALS_FREEDOM = 3.0
 
 
 @dataclass
@@ -73,64 +60,26 @@ class Row:
     signals: list[float]
     answers: bool  # stands for one of the question's evidence lines
     rank: int  # its place in the fused ranking, from 1
-    # The question's vector times the candidate's, dimension by dimension (zeros for a
-    # candidate without a vector, as recall measures it), less the mean of the same over the
-    # question's candidates; None without an embedder
-    product: np.ndarray[Any, Any] | None = None
-
-
-@dataclass
-class Fitted:
-    """Standardisation and logistic-regression weights over `features`, and the weight of
-    each vector dimension in `closeness` when it is among them."""
-
-    features: tuple[str, ...]
-    mean: np.ndarray[Any, Any]
-    scale: np.ndarray[Any, Any]
-    coef: np.ndarray[Any, Any]
-    intercept: float
-    dims: np.ndarray[Any, Any] | None
 
 
 async def collect(household: Household, embedder: Embedder | None) -> list[Row]:
     """Every judged candidate of every question, with its signals and label."""
     rows: list[Row] = []
-    # The question's meaning is embedded as recall embeds it: without the members' names.
-    roster = Roster({m.key: m.name for m in household.members})
     with tempfile.TemporaryDirectory() as folder:
         done = await replay(household, embedder, Path(folder) / "household.db")
-        vectors = done.memory.vectors
         try:
             for i, q in enumerate(asking_order(household.questions)):
                 done.clock.now = household.ask_at + timedelta(minutes=i)
                 explained = await done.memory.recall.explain(done.context(q), q.text,
                                                              limit=JUDGED)
-                question = await vectors.question(roster.without_names(q.text))
-                products: list[np.ndarray[Any, Any] | None] = [None] * len(explained)
-                if question is not None and explained:
-                    found = [_vector_of(vectors, e.item) for e in explained]
-                    each = np.array([np.zeros_like(question) if row is None else question * row
-                                     for row in found])
-                    # Over the question's candidates' mean, as recall measures closeness.
-                    products = list(each - each.mean(axis=0))
-                for rank, (e, product) in enumerate(zip(explained, products, strict=True),
-                                                    start=1):
+                for rank, e in enumerate(explained, start=1):
                     keys = done.keys_of(e.item)
                     rows.append(Row(household.name, household.language, q.qid, q.abstain,
                                     [e.signals[f] for f in JUDGED_FEATURES],
-                                    bool(set(keys) & set(q.evidence)), rank, product))
+                                    bool(set(keys) & set(q.evidence)), rank))
         finally:
             await done.memory.close()
     return rows
-
-
-def _vector_of(vectors: VectorBook, item: Recalled | Quoted) -> np.ndarray[Any, Any] | None:
-    """The stored vector of a recalled belief or line, as recall's `closeness` reads it."""
-    if isinstance(item, Recalled):
-        index, row_id = vectors.index, item.belief.belief_id
-    else:
-        index, row_id = vectors.lines, item.turn.turn_id
-    return None if index is None else index.vectors([row_id]).get(row_id)
 
 
 def measure_prior(households: Sequence[Household], embedder: Embedder) -> tuple[float, float]:
@@ -155,50 +104,25 @@ def write_weights(name: str, payload: dict[str, Any]) -> Path:
     return path
 
 
-def fit(rows: Sequence[Row]) -> Fitted:
-    """The judge's weights: over the signals alone without an embedder, and with `closeness`
-    (its weight per dimension fitted jointly, `JOINT_C`) with one."""
+def fit(rows: Sequence[Row]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any],
+                                      np.ndarray[Any, Any], float]:
+    """Standardisation and logistic-regression weights: (mean, scale, coef, intercept)."""
     from sklearn.linear_model import LogisticRegression  # noqa: PLC0415 -- dev extra
 
     x = np.array([r.signals for r in rows], dtype=np.float64)
     y = np.array([r.answers for r in rows], dtype=np.int64)
-    products = None if rows[0].product is None else np.array([r.product for r in rows],
-                                                               dtype=np.float64)
-    width = x.shape[1]
-    if products is not None:
-        x = np.hstack([x, products])
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0
-    z = (x - mean) / scale
-    freedom = 1.0 if products is None else SIGNALS_FREEDOM
-    z[:, :width] *= freedom
-    model = LogisticRegression(C=ALONE_C if products is None else JOINT_C, max_iter=3000)
-    model.fit(z, y)
-    coef = model.coef_[0].copy()
-    coef[:width] *= freedom
-    intercept = float(model.intercept_[0])
-    if products is None:
-        return Fitted(JUDGED_FEATURES, mean, scale, coef, intercept, None)
-    # The products' part of the log-odds, sum_k coef_k (p_k - mean_k) / scale_k, is
-    # closeness - mean(closeness) with closeness = p . dims: one signal whose weight is its
-    # own deviation, so that (closeness - mean) / scale * weight restates it exactly.
-    dims = coef[width:] / scale[width:]
-    closeness = products @ dims
-    spread = float(closeness.std()) or 1.0
-    return Fitted((*JUDGED_FEATURES, "closeness"),
-                  np.append(mean[:width], closeness.mean()), np.append(scale[:width], spread),
-                  np.append(coef[:width], spread), intercept, dims)
+    model = LogisticRegression(C=0.5, max_iter=2000)
+    model.fit((x - mean) / scale, y)
+    return mean, scale, model.coef_[0], float(model.intercept_[0])
 
 
-def chances(rows: Sequence[Row], fitted: Fitted) -> np.ndarray[Any, Any]:
-    x = np.array([r.signals for r in rows], dtype=np.float64)
-    if fitted.dims is not None:
-        products = np.array([r.product for r in rows], dtype=np.float64)
-        x = np.hstack([x, (products @ fitted.dims)[:, None]])
-    z = ((x - fitted.mean) / fitted.scale) @ fitted.coef + fitted.intercept
-    p: np.ndarray[Any, Any] = 1.0 / (1.0 + np.exp(-z))
-    return p
+def chances(rows: Sequence[Row], mean: np.ndarray[Any, Any], scale: np.ndarray[Any, Any],
+            coef: np.ndarray[Any, Any], intercept: float) -> np.ndarray[Any, Any]:
+    x = (np.array([r.signals for r in rows], dtype=np.float64) - mean) / scale
+    return 1.0 / (1.0 + np.exp(-(x @ coef + intercept)))
 
 
 def outcome(rows: Sequence[Row], p: np.ndarray[Any, Any], bar: float) -> dict[str, float]:
@@ -260,8 +184,9 @@ async def run(args: argparse.Namespace) -> None:
     out_of_fold: list[float] = []
     for held, test in per_household.items():
         train = [r for h, rs in per_household.items() if h != held for r in rs]
+        mean, scale, coef, intercept = fit(train)
         folds += test
-        out_of_fold += list(chances(test, fit(train)))
+        out_of_fold += list(chances(test, mean, scale, coef, intercept))
     p_fold = np.array(out_of_fold)
     answers, related = pick_bars(folds, p_fold, args.nothing_told, args.related_noise)
     for held in per_household:
@@ -273,23 +198,19 @@ async def run(args: argparse.Namespace) -> None:
     print(f"{'all, each judged by the others':<48}{got['told']:>9.3f}{got['precision']:>10.3f}"
           f"{got['nothing_told']:>9.3f}   answers bar {answers:.3f}, related {related:.3f}")
     rows = folds
-    fitted = fit(rows)
+    mean, scale, coef, intercept = fit(rows)
     print("\nweights (standardised):")
-    for feature, c in sorted(zip(fitted.features, fitted.coef, strict=True),
+    for feature, c in sorted(zip(JUDGED_FEATURES, coef, strict=True),
                              key=lambda fc: -abs(fc[1])):
         print(f"  {feature:<16}{c:+.3f}")
-    payload: dict[str, Any] = {
-        "embedder": name, "features": list(fitted.features),
-        "mean": [round(float(v), 6) for v in fitted.mean],
-        "scale": [round(float(v), 6) for v in fitted.scale],
-        "coef": [round(float(v), 6) for v in fitted.coef],
-        "intercept": round(fitted.intercept, 6), "answers": answers, "related": related,
+    path = write_weights(name, {
+        "embedder": name, "features": list(JUDGED_FEATURES),
+        "mean": [round(float(v), 6) for v in mean], "scale": [round(float(v), 6) for v in scale],
+        "coef": [round(float(v), 6) for v in coef], "intercept": round(intercept, 6),
+        "answers": answers, "related": related,
         "prior": [round(v, 6) for v in prior], "prior_rows": PRIOR_ROWS,
-    }
-    if fitted.dims is not None:
-        payload["dims"] = [round(float(v), 5) for v in fitted.dims]
-    path = write_weights(name, {**payload, "fitted_on": sorted(per_household),
-                                "candidates": len(rows)})
+        "fitted_on": sorted(per_household), "candidates": len(rows),
+    })
     print(f"\nwrote {path} in {time.perf_counter() - started:.0f} s")
 
 

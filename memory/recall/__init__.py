@@ -33,7 +33,7 @@ from memory.recall.replacements import began, load_replacements
 from memory.recall.signals import FEATURES, Background, measure
 from memory.recall.verdict import Judged, ordered, result
 from memory.terms import query_terms
-from memory.vectors import Matrix, Similar, VectorBook
+from memory.vectors import Similar, VectorBook
 
 # What a caller that names no limit gets, and what the assembler asks for: one number.
 LIMIT = 12
@@ -255,28 +255,15 @@ class RecallBook:
         """Each candidate's similarity (every one, not only the meaning list's), whether it
         was said in the time asked about, and its keyword scores, per tier."""
         if similar is not None and similar.vector is not None:
-            keys = [c.key for c in found]
-            sims = self._vectors.cosines(similar.vector, keys)
-            dims = self._dimensions()
-            weighed = {} if dims is None else self._vectors.cosines(similar.vector * dims, keys)
+            sims = self._vectors.cosines(similar.vector, [c.key for c in found])
             for c in found:
                 c.semantic = sims.get(c.key)
-                c.closeness = weighed.get(c.key)
         for c in found:
             c.said_then = asked.period is not None and asked.period.holds(c.at)
         for tier in ("beliefs", "turns"):
             among = [c for c in found if c.key[0] == tier]
             if among and tier in weights:
                 cand.score_keywords(asked, weights[tier], among)
-
-    def _dimensions(self) -> Matrix | None:
-        """The judge's weight for each dimension of the vectors (`closeness`): only for the
-        embedder it was fitted on (another, a test's, has other dimensions)."""
-        embedder = self._vectors.embedder
-        dims = self.judge.weights.dimensions
-        if embedder is None or dims is None or embedder.name != self.judge.weights.embedder:
-            return None
-        return dims
 
     @staticmethod
     def _receipt(read: Read, handed: list[Judged], method: str) -> None:

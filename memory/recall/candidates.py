@@ -105,9 +105,6 @@ class Candidate:
     subject: str | None = None  # the member a belief is about, as consolidation stored it
     evidence: set[int] = field(default_factory=set)  # a belief's source lines
     semantic: float | None = None  # cosine to the question's meaning
-    # The question's meaning against its, each dimension weighed as the judge was fitted
-    # (`Weights.dims`): None without a vector, or for a judge fitted without it.
-    closeness: float | None = None
     keyword: float = 0.0  # BM25
     covered: float = 0.0  # the share of the question's keyword weight it carries
     keyword_rank: int | None = None

@@ -23,9 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import numpy.typing as npt
-
 from memory.models import Verdict
 from memory.recall.signals import FEATURES
 
@@ -67,7 +64,6 @@ _SAYS: dict[str, tuple[str | None, str | None]] = {
     "unseen": ("some of the question's words are in nothing remembered", None),
     "lacks_rarest": ("it lacks the question's most telling word",
                      "it has the question's most telling word"),
-    "closeness": ("what it says fits what is asked", "what it says fits what is asked poorly"),
 }
 
 
@@ -85,14 +81,6 @@ class Weights:
     related: float
     prior: tuple[float, float]  # what a question scores against unrelated rows (mean, dev)
     prior_rows: int
-    # The weight of each dimension of the embedder's vectors in `closeness`, fitted with the
-    # rest; None for weights fitted without it.
-    dims: tuple[float, ...] | None = None
-
-    @functools.cached_property
-    def dimensions(self) -> npt.NDArray[np.float32] | None:
-        """`dims` as a vector to multiply a question's vector by."""
-        return None if self.dims is None else np.asarray(self.dims, dtype=np.float32)
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> Weights:
@@ -108,9 +96,6 @@ class Weights:
             return values
 
         prior = data["prior"]
-        dims = data.get("dims")
-        if "closeness" in features and not dims:
-            raise ValueError("judge weights weigh closeness without its dimensions' weights")
         return cls(
             embedder=str(data["embedder"]), features=features, mean=floats("mean"),
             scale=floats("scale"), coef=floats("coef"),
@@ -119,7 +104,6 @@ class Weights:
             related=float(data["related"]),  # type: ignore[arg-type]
             prior=(float(prior[0]), float(prior[1])),  # type: ignore[index]
             prior_rows=int(data["prior_rows"]),  # type: ignore[call-overload]
-            dims=None if not dims else tuple(float(v) for v in dims),  # type: ignore[attr-defined]
         )
 
 

@@ -12,16 +12,7 @@ None of them reads a word list. They are measured, for the reader's visible rows
   question names (the household's roster, not a grammar);
 - whether it is a belief or a line, how much of a line asks, or a reply found beside a line;
 - when: said in a time the question names, how long ago, and whether a newer word of the same
-  voice replaced it (written when that word was stored) or it replaced an older one;
-- `closeness`: the question's vector and the candidate's, multiplied dimension by dimension and
-  summed with a weight per dimension fitted beside the judge's other weights, less the mean of
-  the same over the question's candidates. The plain cosine weighs every dimension alike; the
-  fitted weights learn, from the project's own households, which parts of the embedding's
-  meaning tell an answer from a line merely on the topic. Measured against the other
-  candidates, it says how one stands out among them, not how the question or the household
-  scores overall (a household of a few lines scores unlike one of thousands). Without a
-  weighting for the embedder (a test's), it is 0 for every candidate, the fitted mean: it
-  weighs neither way.
+  voice replaced it (written when that word was stored) or it replaced an older one.
 
 Owns: the feature names, their order, and how each is measured. Must not: read a row (it is
 handed the candidates), or say what a signal's weight is (the fitted judge does).
@@ -63,8 +54,6 @@ FEATURES: tuple[str, ...] = (
     "digits",  # it holds a number (a date, a time, an amount)
     "unseen",  # the share of the question's words no row the reader sees holds
     "lacks_rarest",  # it lacks the rarest of the question's words that some row holds
-    "closeness",  # the question's vector and its, multiplied dimension by dimension, summed
-                  # with the fitted weight of each dimension, over the candidates' mean
 )
 LEAD_CLIP = (-4.0, 12.0)
 
@@ -96,9 +85,6 @@ def measure(candidates: Sequence[Candidate], asked: Asked, background: Backgroun
     signals of one may depend on the others (the gap, the runner-up), never on a hidden row.
     Without an embedder (`background` None) the meaning signals are 0."""
     leads = [0.0 if background is None else background.lead(c.semantic) for c in candidates]
-    # A candidate without a vector is measured as the fit measured it: a product of zeros.
-    closeness = [c.closeness or 0.0 for c in candidates]
-    usual = sum(closeness) / len(closeness) if closeness else 0.0
     sims = [c.semantic for c in candidates]
     # The best other candidate (of other words) by similarity and by lead, for each: found by
     # walking each ranking from its top, which stops after a step or two.
@@ -150,7 +136,6 @@ def measure(candidates: Sequence[Candidate], asked: Asked, background: Backgroun
             float(any(ch.isdigit() for ch in c.text)),
             vocabulary.unseen,
             float(vocabulary.rarest is not None and not vocabulary.rarest.count_in(c.doc)),
-            closeness[i] - usual,
         ))
     return out
 

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from memory import Role, Verdict, dm_chat, private_scope
+from memory import Verdict
 from memory.recall.judge import WEIGHTS, SignalJudge, Weights, weights_for
 from memory.recall.signals import FEATURES
-from tests.helpers import Household
 
 SHIPPED = sorted(WEIGHTS.glob("*.json"))
 
@@ -87,25 +86,3 @@ def test_weights_naming_an_unknown_signal_are_refused() -> None:
         Weights.from_json({"embedder": "x", "features": ["shoe_size"], "mean": [0.0],
                            "scale": [1.0], "coef": [1.0], "intercept": 0.0, "answers": 0.5,
                            "related": 0.2, "prior": [0.0, 0.1], "prior_rows": 1})
-
-
-def test_weights_that_weigh_closeness_without_the_weight_of_each_dimension_are_refused() -> None:
-    with pytest.raises(ValueError, match="closeness"):
-        Weights.from_json({"embedder": "x", "features": ["closeness"], "mean": [0.0],
-                           "scale": [1.0], "coef": [1.0], "intercept": 0.0, "answers": 0.5,
-                           "related": 0.2, "prior": [0.0, 0.1], "prior_rows": 1})
-
-
-async def test_under_an_embedder_the_judge_was_not_fitted_on_closeness_weighs_neither_way(
-    home: Household,
-) -> None:
-    await home.memory.transcript.append(
-        chat_id=dm_chat(home.bob), speaker_id=home.bob.person_id, role=Role.USER,
-        scope=private_scope(home.bob.person_id), text="My dentist appointment is on Thursday")
-    found = await home.memory.recall.explain(home.dm(home.bob), "When is my dentist appointment?")
-    assert found
-    judge = home.memory.recall.judge
-    for e in found:
-        signals = [e.signals[f] for f in FEATURES]
-        weighed = {f: c for f, _, c in judge.contributions(signals)}
-        assert weighed["closeness"] == pytest.approx(0.0)

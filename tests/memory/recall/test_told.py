@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from memory import (
@@ -26,8 +25,6 @@ from memory import (
     group_chat,
     private_scope,
 )
-from memory.recall import JUDGED
-from memory.recall.judge import weights_for
 from tests.helpers import TestClock
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -125,29 +122,3 @@ async def test_nothing_another_member_keeps_private_changes_a_verdict(home: Home
         await home.memory.beliefs.remember(home.anna.person_id,
                                            f"Anna's car needs new tyres, quote {i}")
     assert await verdicts() == before
-
-
-async def test_closeness_weighs_each_dimension_of_the_question_and_the_line_as_fitted(
-    home: Home,
-) -> None:
-    weights = weights_for(home.memory.vectors.embedder.name)
-    assert weights.dims is not None
-    found = await home.memory.recall.explain(home.dm(home.bob), "When is my dentist appointment?",
-                                             limit=JUDGED)
-    # The question is embedded as recall embeds it: without the members' names (none here).
-    question = await home.memory.vectors.question("When is my dentist appointment?")
-    assert question is not None
-    lines = home.memory.vectors.lines
-    assert lines is not None
-    quoted = [e for e in found if isinstance(e.item, Quoted)]
-    assert len(quoted) == len(found) >= 3
-    weighed = []
-    for e in quoted:
-        assert isinstance(e.item, Quoted)
-        vector = lines.vectors([e.item.turn.turn_id])[e.item.turn.turn_id]
-        weighed.append(float((question * np.asarray(weights.dims, dtype=np.float32)) @ vector))
-    usual = sum(weighed) / len(weighed)
-    for e, value in zip(quoted, weighed, strict=True):
-        # Measured over the mean of the question's candidates: how this line stands out.
-        assert e.signals["closeness"] == pytest.approx(value - usual, abs=1e-4)
-    assert len({round(e.signals["closeness"], 4) for e in quoted}) > 1

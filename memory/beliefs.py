@@ -134,10 +134,10 @@ async def assert_one(
     ):
         return WriteOutcome(status="refused", reason="it was forgotten")
 
-    tx = lane.tx
+    household = lane.household
     if item.scope != lane.scope:
         raise InvalidRequest("evidence is recorded in the scope it was heard in")
-    if item.subject_id is not None and not await tx.scalar(
+    if item.subject_id is not None and not await household.scalar(
         "SELECT 1 FROM people WHERE person_id = ?", (item.subject_id,)
     ):
         raise InvalidRequest("a belief's subject must be a household member")
@@ -153,32 +153,20 @@ async def assert_one(
             return WriteOutcome(status="dropped", reason="nothing to count evidence against")
         if item.version is not None and item.version < 1:
             return WriteOutcome(status="dropped", reason="an older version")
-        sensitivity, by = await _sensitivity_for(tx, item, norm, text, classify)
-        belief_id = await tx.execute(
-            "INSERT INTO beliefs(proposition, norm, scope, kind, subject_id, sensitivity,"
-            " sensitivity_by, log_odds, version, quarantined, valid_from, created_at,"
-            " updated_at, reinforced_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ?, ?, ?, ?)",
-            (
-                text,
-                norm,
-                item.scope,
-                item.kind.value,
-                item.subject_id,
-                sensitivity.value,
-                by,
-                item.valid_from or now,
-                now,
-                now,
-                now,
-            ),
-        )
+        sensitivity, by = await _sensitivity_for(household, item, norm, text, classify)
+        belief_id = await lane.insert("beliefs", {
+            "proposition": text, "norm": norm, "scope": item.scope, "kind": item.kind.value,
+            "subject_id": item.subject_id, "sensitivity": sensitivity.value,
+            "sensitivity_by": by, "log_odds": 0, "version": 0, "quarantined": 0,
+            "valid_from": item.valid_from or now, "created_at": now, "updated_at": now,
+            "reinforced_at": now})
         current_version, log_odds = 0, 0.0
     else:
         row = existing[0]
         belief_id = int(row["belief_id"])
         current_version, log_odds = int(row["version"]), float(row["log_odds"])
         if item.model_class is not None and item.sign > 0:
-            await raise_class(tx, BELIEFS, belief_id, item.model_class, BY_THE_MODEL)
+            await raise_class(lane, BELIEFS, belief_id, item.model_class, BY_THE_MODEL)
 
     version = current_version + 1 if item.version is None else item.version
     if version <= current_version:
@@ -192,26 +180,22 @@ async def assert_one(
                             ref=ref_for(secret, "belief", belief_id))
 
     reliability = RELIABILITY[item.provenance]
-    evidence_id = await tx.execute(
-        "INSERT INTO evidence(belief_id, source, sign, weight, provenance, reliability,"
-        " version, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (belief_id, item.source, item.sign, item.weight, item.provenance.value, reliability,
-         version, now),
-    )
+    evidence_id = await lane.insert("evidence", {
+        "belief_id": belief_id, "source": item.source, "sign": item.sign,
+        "weight": item.weight, "provenance": item.provenance.value,
+        "reliability": reliability, "version": version, "at": now})
     if item.turn_ids:
         marks = ", ".join("?" for _ in item.turn_ids)
         heard = await lane.select("turns", f"turn_id IN ({marks})", item.turn_ids,
                                   columns="turn_id")
-        await tx.executemany(
-            "INSERT OR IGNORE INTO evidence_turns(evidence_id, turn_id) VALUES (?, ?)",
-            [(evidence_id, int(r["turn_id"])) for r in heard],
-        )
+        await lane.insert_many("evidence_turns", ("evidence_id", "turn_id"),
+                               [(evidence_id, int(r["turn_id"])) for r in heard], ignore=True)
     delta = item.sign * item.weight * reliability
     new_log_odds = max(-LOG_ODDS_LIMIT, min(LOG_ODDS_LIMIT, log_odds + delta))
     quarantined = await is_quarantined(lane, belief_id)
-    await tx.execute(
-        "UPDATE beliefs SET log_odds = ?, version = ?, quarantined = ?, updated_at = ?,"
-        " reinforced_at = CASE WHEN ? > 0 THEN ? ELSE reinforced_at END WHERE belief_id = ?",
+    await lane.update(
+        "beliefs", "log_odds = ?, version = ?, quarantined = ?, updated_at = ?,"
+        " reinforced_at = CASE WHEN ? > 0 THEN ? ELSE reinforced_at END", "belief_id = ?",
         (new_log_odds, version, int(quarantined), now, item.sign, now, belief_id),
     )
     return WriteOutcome(status="created" if created else "reinforced", belief_id=belief_id,
@@ -221,7 +205,7 @@ async def assert_one(
 async def _from_before_forget(lane: Lane, fingerprint: str, item: Assertion) -> bool:
     """Whether background work is re-deriving a forgotten proposition from material older than
     the forget. Lines the member wrote after it (saying it again, on purpose) are new material."""
-    forgotten_at = await lane.tx.scalar(
+    forgotten_at = await lane.household.scalar(
         "SELECT at FROM tombstones WHERE fingerprint = ?", (fingerprint,)
     )
     if forgotten_at is None:
@@ -273,10 +257,8 @@ async def rescore(lane: Lane, belief_id: int, now: str) -> None:
     ))
     log_odds = max(-LOG_ODDS_LIMIT, min(LOG_ODDS_LIMIT, total))
     quarantined = await is_quarantined(lane, belief_id)
-    await lane.tx.execute(
-        "UPDATE beliefs SET log_odds = ?, quarantined = ?, updated_at = ? WHERE belief_id = ?",
-        (log_odds, int(quarantined), now, belief_id),
-    )
+    await lane.update("beliefs", "log_odds = ?, quarantined = ?, updated_at = ?",
+                      "belief_id = ?", (log_odds, int(quarantined), now, belief_id))
 
 
 # --- evidence an older hearth let cross scopes --------------------------------------------------
@@ -360,21 +342,18 @@ async def rehome_crossed_evidence(tx: Writing, owner_id: str | None, now: str) -
 
 async def _override(lane: Lane, belief_id: int, sensitivity: Sensitivity, by: str,
                     now: str) -> None:
-    tx = lane.tx
     row = await lane.one("beliefs", "belief_id = ?", (belief_id,), columns="scope, norm")
     if row is None:
         return
-    await tx.execute(
+    await lane.household.execute(
         "INSERT INTO sensitivity_overrides(scope, norm, sensitivity, set_by, at)"
         " VALUES (?, ?, ?, ?, ?) ON CONFLICT(scope, norm) DO UPDATE SET"
         " sensitivity = excluded.sensitivity, set_by = excluded.set_by, at = excluded.at",
         (row["scope"], row["norm"], sensitivity.value, by, now),
     )
-    await tx.execute(
-        "UPDATE beliefs SET sensitivity = ?, sensitivity_by = 'a member', updated_at = ?"
-        " WHERE belief_id = ?",
-        (sensitivity.value, now, belief_id),
-    )
+    await lane.update("beliefs",
+                      "sensitivity = ?, sensitivity_by = 'a member', updated_at = ?",
+                      "belief_id = ?", (sensitivity.value, now, belief_id))
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -578,13 +557,10 @@ class BeliefBook:
             scope = await self._shared_visible_scope(tx, ctx, old, new)
             if scope is None:
                 return False
-            starts = await tx.lane(scope).value(
-                "beliefs", "valid_from", "belief_id = ?", (new,))
-            await tx.execute(
-                "UPDATE beliefs SET superseded_by = ?, valid_to = ?, updated_at = ?"
-                " WHERE belief_id = ?",
-                (new, starts or now, now, old),
-            )
+            lane = tx.lane(scope)
+            starts = await lane.value("beliefs", "valid_from", "belief_id = ?", (new,))
+            await lane.update("beliefs", "superseded_by = ?, valid_to = ?, updated_at = ?",
+                              "belief_id = ?", (new, starts or now, now, old))
         return True
 
     # --- reads -------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from memory.beliefs import is_quarantined, rescore
 from memory.gate import Gate, Lane
 from memory.models import SHARED, AccessContext, Activity, as_utc, private_scope
 from memory.people import PeopleBook
-from memory.store import Row, Store, Tx
+from memory.store import Row, Store
 from memory.vectors import VectorBook
 
 # A belief nobody has reinforced for this long loses a tenth of its log-odds each night.
@@ -81,12 +81,11 @@ def _groups(rows: Sequence[Row], near: Iterable[tuple[int, int]]) -> list[list[i
     return [sorted(g) for g in members.values() if len(g) > 1]
 
 
-async def _supersede(tx: Tx, old: int, new: int, now: str, *, ended: str | None = None) -> None:
+async def _supersede(lane: Lane, old: int, new: int, now: str, *,
+                     ended: str | None = None) -> None:
     """`old` gives way to `new` and is kept, valid until `ended` (by default now)."""
-    await tx.execute(
-        "UPDATE beliefs SET superseded_by = ?, valid_to = ?, updated_at = ? WHERE belief_id = ?",
-        (new, ended or now, now, old),
-    )
+    await lane.update("beliefs", "superseded_by = ?, valid_to = ?, updated_at = ?",
+                      "belief_id = ?", (new, ended or now, now, old))
 
 
 async def dedupe(
@@ -97,7 +96,6 @@ async def dedupe(
 ) -> tuple[int, set[int]]:
     """Merge beliefs of one scope that say the same thing into the strongest (the oldest on a
     tie): its evidence gains the others' sources, and the others are superseded by it."""
-    tx = lane.tx
     ids = [int(r["belief_id"]) for r in rows]
     by_id = {int(r["belief_id"]): r for r in rows}
     merged = 0
@@ -114,33 +112,30 @@ async def dedupe(
                 ):
                     continue
                 version += 1
-                new_id = await tx.execute(
-                    "INSERT INTO evidence(belief_id, source, sign, weight, provenance,"
-                    " reliability, version, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (keeper, ev["source"], ev["sign"], ev["weight"], ev["provenance"],
-                     ev["reliability"], version, ev["at"]),
-                )
+                new_id = await lane.insert("evidence", {
+                    "belief_id": keeper, "source": ev["source"], "sign": ev["sign"],
+                    "weight": ev["weight"], "provenance": ev["provenance"],
+                    "reliability": ev["reliability"], "version": version, "at": ev["at"]})
                 heard = await lane.select("evidence_turns", "evidence_id = ?",
                                           (ev["evidence_id"],), columns="turn_id")
-                await tx.executemany(
-                    "INSERT OR IGNORE INTO evidence_turns(evidence_id, turn_id) VALUES (?, ?)",
-                    [(new_id, int(h["turn_id"])) for h in heard],
-                )
-            await _supersede(tx, dup, keeper, now)
+                await lane.insert_many("evidence_turns", ("evidence_id", "turn_id"),
+                                       [(new_id, int(h["turn_id"])) for h in heard],
+                                       ignore=True)
+            await _supersede(lane, dup, keeper, now)
             gone.add(dup)
             merged += 1
-        await tx.execute("UPDATE beliefs SET version = ? WHERE belief_id = ?", (version, keeper))
+        await lane.update("beliefs", "version = ?", "belief_id = ?", (version, keeper))
         await rescore(lane, keeper, now)
     return merged, gone
 
 
-async def reconcile(tx: Tx, rows: Sequence[Row], now: str) -> tuple[int, set[int]]:
+async def reconcile(lane: Lane, rows: Sequence[Row], now: str) -> tuple[int, set[int]]:
     """Of two contradicting beliefs of this scope, the newer supersedes the older."""
     by_id = {int(r["belief_id"]): r for r in rows}
     if len(by_id) < 2:
         return 0, set()
     marks = ", ".join("?" for _ in by_id)
-    edges = await tx.fetchall(
+    edges = await lane.household.fetchall(
         f"SELECT low_id, high_id FROM contradictions WHERE low_id IN ({marks})"
         f" AND high_id IN ({marks}) ORDER BY low_id, high_id",
         (*by_id, *by_id),
@@ -157,12 +152,12 @@ async def reconcile(tx: Tx, rows: Sequence[Row], now: str) -> tuple[int, set[int
 
         older, newer = sorted((a, b), key=when)
         # The older held until the newer began: "what was true when" reads that validity.
-        await _supersede(tx, older, newer, now, ended=when(newer)[0])
+        await _supersede(lane, older, newer, now, ended=when(newer)[0])
         done.add(older)
     return len(done), done
 
 
-async def decay(tx: Tx, rows: Sequence[Row], now: datetime) -> int:
+async def decay(lane: Lane, rows: Sequence[Row], now: datetime) -> int:
     """Unreinforced beliefs lose a tenth of their log-odds toward undecided."""
     cutoff = (now - DECAY_AFTER).isoformat()
     stale = [
@@ -171,10 +166,8 @@ async def decay(tx: Tx, rows: Sequence[Row], now: datetime) -> int:
         if str(r["reinforced_at"]) < cutoff and float(r["log_odds"]) > 0
     ]
     for belief_id in stale:
-        await tx.execute(
-            "UPDATE beliefs SET log_odds = log_odds * ? WHERE belief_id = ?",
-            (DECAY_FACTOR, belief_id),
-        )
+        await lane.update("beliefs", "log_odds = log_odds * ?", "belief_id = ?",
+                          (DECAY_FACTOR, belief_id))
     return len(stale)
 
 
@@ -183,10 +176,8 @@ async def promote(lane: Lane, rows: Sequence[Row], now: str) -> int:
     promoted = 0
     for r in rows:
         if r["quarantined"] and not await is_quarantined(lane, int(r["belief_id"])):
-            await lane.tx.execute(
-                "UPDATE beliefs SET quarantined = 0, updated_at = ? WHERE belief_id = ?",
-                (now, int(r["belief_id"])),
-            )
+            await lane.update("beliefs", "quarantined = 0, updated_at = ?", "belief_id = ?",
+                              (now, int(r["belief_id"])))
             promoted += 1
     return promoted
 
@@ -202,10 +193,10 @@ async def dream_scope(
     counts = DreamCounts()
     counts.deduped, gone = await dedupe(lane, rows, near, stamp)
     live = [r for r in rows if int(r["belief_id"]) not in gone]
-    counts.reconciled, gone = await reconcile(lane.tx, live, stamp)
+    counts.reconciled, gone = await reconcile(lane, live, stamp)
     live = [r for r in live if int(r["belief_id"]) not in gone]
     counts.promoted = await promote(lane, live, stamp)
-    counts.decayed = await decay(lane.tx, live, now)
+    counts.decayed = await decay(lane, live, now)
     return counts
 
 

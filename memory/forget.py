@@ -58,19 +58,19 @@ async def forget_matching(
     do the summaries and goals `derived_again` names for them (table, id). A
     tombstone for the words themselves refuses a background re-creation of exactly them from
     older material."""
-    tx, scope = lane.tx, lane.scope
+    household, scope = lane.household, lane.scope
     rows = await lane.select(
         "beliefs", "norm LIKE ? ESCAPE '\\'", (f"%{like_escape(needle)}%",),
         columns="belief_id, proposition, norm", order="belief_id",
     )
-    await tx.execute(
+    await household.execute(
         "INSERT OR IGNORE INTO tombstones(fingerprint, at) VALUES (?, ?)",
         (tombstone_fingerprint(secret, scope, needle), now),
     )
     if not rows:
         await _scrub_lines(lane, {needle}, secret, now)
         await _scrub_derived(lane, {needle}, secret, now)
-        await _rebuild_index(tx)
+        await lane.merge_indexes(*KEYWORD_INDEXES)
         return []
     ids = [int(r["belief_id"]) for r in rows]
     alike = said_again(ids)
@@ -86,31 +86,29 @@ async def forget_matching(
         )
     }) if evidence else []
     for row in rows:
-        await tx.execute(
+        await household.execute(
             "INSERT OR IGNORE INTO tombstones(fingerprint, at) VALUES (?, ?)",
             (tombstone_fingerprint(secret, scope, str(row["norm"])), now),
         )
-        await tx.execute(
+        await household.execute(
             "DELETE FROM sensitivity_overrides WHERE scope = ? AND norm = ?",
             (scope, row["norm"]),
         )
-    await tx.execute(f"DELETE FROM beliefs WHERE belief_id IN ({marks})", ids)
+    await lane.delete("beliefs", f"belief_id IN ({marks})", ids)
     if source_turns:
         turn_marks = ", ".join("?" for _ in source_turns)
         sources = await lane.select(
             "turns", f"text != ? AND turn_id IN ({turn_marks})", (REDACTED, *source_turns),
             columns="turn_id, text",
         )
-        await _tombstone_rows(tx, secret, now, "turns",
+        await _tombstone_rows(household, secret, now, "turns",
                               [(int(r["turn_id"]), str(r["text"])) for r in sources])
-        await tx.execute(
-            f"UPDATE turns SET text = ? WHERE scope = ? AND turn_id IN ({turn_marks})",
-            (REDACTED, scope, *source_turns),
-        )
+        await lane.update("turns", "text = ?", f"turn_id IN ({turn_marks})",
+                          (REDACTED, *source_turns))
     norms = {str(r["norm"]) for r in rows} | {needle}
     await _scrub_lines(lane, norms, secret, now, alike)
     await _scrub_derived(lane, norms, secret, now, derived)
-    await _rebuild_index(tx)
+    await lane.merge_indexes(*KEYWORD_INDEXES)
     return ids
 
 
@@ -147,56 +145,50 @@ async def _scrub_lines(lane: Lane, norms: set[str], secret: bytes, now: str,
                        alike: Collection[int] = ()) -> None:
     """Redact every line of the scope that repeats a forgotten proposition, hers included,
     and those of `alike` (members' lines that say it in other words)."""
-    tx = lane.tx
     rows = await lane.select("turns", "text != ?", (REDACTED,), columns="turn_id, text")
     marks = [_marks(norm) for norm in norms]
     repeating = [
         (int(r["turn_id"]), str(r["text"])) for r in rows
         if int(r["turn_id"]) in alike or _repeats(str(r["text"]), norms, marks)
     ]
-    await _tombstone_rows(tx, secret, now, "turns", repeating)
+    await _tombstone_rows(lane.household, secret, now, "turns", repeating)
     hit = [turn_id for turn_id, _ in repeating]
     for start in range(0, len(hit), 500):
         chunk = hit[start : start + 500]
-        await tx.execute(
-            f"UPDATE turns SET text = ? WHERE turn_id IN ({', '.join('?' for _ in chunk)})",
-            (REDACTED, *chunk),
-        )
+        await lane.update("turns", "text = ?", f"turn_id IN ({', '.join('?' for _ in chunk)})",
+                          (REDACTED, *chunk))
 
 
 async def _scrub_derived(lane: Lane, norms: set[str], secret: bytes, now: str,
                          alike: Collection[tuple[str, int]] = ()) -> None:
     """Summaries and goals of the scope that repeat a forgotten proposition go too, with
     those of `alike` (that say it in other words), and its chats' snapshots whole (the next
-    tick makes them again from what is left); a shared forget drops every snapshot, since a
-    member's DM snapshot may hold shared words."""
-    tx, scope = lane.tx, lane.scope
+    tick makes them again from what is left). A shared forget drops every chat's snapshot
+    (`ForgetBook.forget`): a lane touches only its own scope's."""
+    household, scope = lane.household, lane.scope
     marks = [_marks(norm) for norm in norms]
-    if scope == SHARED:
-        await tx.execute("DELETE FROM snapshots")
-    else:
-        await tx.execute("DELETE FROM snapshots WHERE scope = ?", (scope,))
+    await lane.delete("snapshots")
     for table, key in (("summaries", "summary_id"), ("goals", "goal_id")):
         rows = await lane.select(table, columns=f"{key} AS id, text")
         for row in rows:
             if (table, int(row["id"])) in alike or _repeats(str(row["text"]), norms, marks):
-                await _tombstone_rows(tx, secret, now, table,
+                await _tombstone_rows(household, secret, now, table,
                                       [(int(row["id"]), str(row["text"]))])
                 if table == "summaries":
-                    await tx.execute("UPDATE summaries SET text = ? WHERE summary_id = ?",
-                                     (REDACTED, row["id"]))
+                    await lane.update("summaries", "text = ?", "summary_id = ?",
+                                      (REDACTED, row["id"]))
                 else:
-                    await tx.execute("DELETE FROM goals WHERE goal_id = ?", (row["id"],))
+                    await lane.delete("goals", "goal_id = ?", (row["id"],))
     if scope == SHARED:
         # Persona edits are drawn from shared preferences: one that quotes a forgotten one
         # stops shaping her prompts (withdrawn), and its words go.
-        rows = await tx.fetchall("SELECT proposal_id, text, reason FROM persona_proposals")
+        rows = await household.fetchall("SELECT proposal_id, text, reason FROM persona_proposals")
         for row in rows:
             said = f"{row['text']}\n{row['reason']}"
             if _repeats(said, norms, marks):
-                await _tombstone_rows(tx, secret, now, "persona_proposals",
+                await _tombstone_rows(household, secret, now, "persona_proposals",
                                       [(int(row["proposal_id"]), said)])
-                await tx.execute(
+                await household.execute(
                     "UPDATE persona_proposals SET text = ?, reason = ?, state = 'rejected'"
                     " WHERE proposal_id = ?",
                     (REDACTED, REDACTED, row["proposal_id"]),
@@ -222,7 +214,7 @@ async def reapply_tombstones(tx: Writing, secret: bytes, kept: list[tuple[str, s
     gone: list[int] = []
     for scope in sorted(scopes):
         gone += await _reapply_in(tx.lane(scope), secret, known)
-    await tx.execute("DELETE FROM snapshots")  # made from rows as they were: the tick remakes
+    await purge_snapshots(tx)  # made from rows as they were: the tick remakes them
     for row in await tx.fetchall("SELECT proposal_id AS id, text, reason FROM persona_proposals"):
         said = f"{row['text']}\n{row['reason']}"
         if row_fingerprint(secret, "persona_proposals", int(row["id"]), said) in known:
@@ -231,12 +223,12 @@ async def reapply_tombstones(tx: Writing, secret: bytes, kept: list[tuple[str, s
                 " WHERE proposal_id = ?",
                 (REDACTED, REDACTED, row["id"]),
             )
-    await _rebuild_index(tx)
+    await tx.lane(SHARED).merge_indexes(*KEYWORD_INDEXES)
     return gone
 
 
 async def _reapply_in(lane: Lane, secret: bytes, known: set[str]) -> list[int]:
-    tx, scope = lane.tx, lane.scope
+    scope = lane.scope
     gone = [
         int(r["belief_id"])
         for r in await lane.select("beliefs", columns="belief_id, norm")
@@ -244,18 +236,15 @@ async def _reapply_in(lane: Lane, secret: bytes, known: set[str]) -> list[int]:
     ]
     for start in range(0, len(gone), 500):
         chunk = gone[start : start + 500]
-        await tx.execute(
-            f"DELETE FROM beliefs WHERE belief_id IN ({', '.join('?' for _ in chunk)})", chunk
-        )
+        await lane.delete("beliefs", f"belief_id IN ({', '.join('?' for _ in chunk)})", chunk)
     for table, key in (("turns", "turn_id"), ("summaries", "summary_id")):
         for row in await lane.select(table, "text != ?", (REDACTED,),
                                      columns=f"{key} AS id, text"):
             if row_fingerprint(secret, table, int(row["id"]), str(row["text"])) in known:
-                await tx.execute(f"UPDATE {table} SET text = ? WHERE {key} = ?",
-                                 (REDACTED, row["id"]))
+                await lane.update(table, "text = ?", f"{key} = ?", (REDACTED, row["id"]))
     for row in await lane.select("goals", columns="goal_id AS id, text"):
         if row_fingerprint(secret, "goals", int(row["id"]), str(row["text"])) in known:
-            await tx.execute("DELETE FROM goals WHERE goal_id = ?", (row["id"],))
+            await lane.delete("goals", "goal_id = ?", (row["id"],))
     return gone
 
 
@@ -306,13 +295,16 @@ async def count_mentions(lane: Lane, needle: str) -> int:
     return found
 
 
-async def _rebuild_index(tx: Tx) -> None:
-    # Deleted terms linger in FTS5 segments until a merge; optimize rewrites each index whole
-    # (this SQLite predates FTS5's secure-delete option), and secure_delete zeroes the pages the
-    # old segments leave free. Every keyword index: a forgotten line's words are in the lines',
-    # a member removed takes their documents' passages with them.
-    for index in ("beliefs_fts", "turns_fts", "chunks_fts"):
-        await tx.execute(f"INSERT INTO {index}({index}) VALUES ('optimize')")
+# Deleted terms linger in FTS5 segments until a merge; optimize rewrites each index whole (this
+# SQLite predates FTS5's secure-delete option), and secure_delete zeroes the pages the old
+# segments leave free. Every keyword index: a forgotten line's words are in the lines', a member
+# removed takes their documents' passages with them.
+KEYWORD_INDEXES = ("beliefs_fts", "turns_fts", "chunks_fts")
+
+
+async def purge_snapshots(tx: Tx) -> None:
+    """Drop every chat's snapshot (a machinery's note the tick remakes from what is left)."""
+    await tx.execute("DELETE FROM snapshots")
 
 
 async def purge_scope(tx: Writing, scope: str) -> list[int]:
@@ -329,7 +321,7 @@ async def purge_scope(tx: Writing, scope: str) -> list[int]:
     await tx.execute("DELETE FROM documents WHERE scope = ?", (scope,))  # and their passages
     await tx.execute("DELETE FROM snapshots WHERE scope = ?", (scope,))
     await tx.execute("DELETE FROM media_waiting WHERE scope = ?", (scope,))
-    await _rebuild_index(tx)
+    await tx.lane(scope).merge_indexes(*KEYWORD_INDEXES)
     return ids
 
 
@@ -382,12 +374,18 @@ class ForgetBook:
         scope, needle = await self._target(ctx, text, shared=shared)
         await self._vectors.file_waiting()  # a line just said is measured by its meaning too
         measured = await self._derived(scope, needle)
-        async with self._gate.read(ctx, "forget", text) as read:
-            gone = await forget_matching(
-                read.lane(scope), needle=needle, secret=self._secret, now=read.now,
-                said_again=lambda ids: self._vectors.said_again(scope, ids),
-                derived_again=lambda ids: self._vectors.say_again(scope, ids, measured))
-            read.returned(gone, [scope] * len(gone))
+        async with self._gate.together(ctx):
+            async with self._gate.read(ctx, "forget", text) as read:
+                gone = await forget_matching(
+                    read.lane(scope), needle=needle, secret=self._secret, now=read.now,
+                    said_again=lambda ids: self._vectors.said_again(scope, ids),
+                    derived_again=lambda ids: self._vectors.say_again(scope, ids, measured))
+                read.returned(gone, [scope] * len(gone))
+            if scope == SHARED:
+                # A member's snapshot of their chat may hold shared words: every one goes,
+                # in the same transaction as the forget (the tick remakes them).
+                async with self._gate.writing() as tx:
+                    await purge_snapshots(tx)
         self._vectors.remove(gone)
         await self._vectors.prune()
         await self._store.checkpoint()

@@ -8,11 +8,11 @@ content table written anywhere but here):
   lens (`memory.lens`) when asked, and when the read closes it writes the receipt, in the same
   transaction, naming what the read returned.
 - A `Lane` is one scope's own write path and upkeep (asserting evidence, scrubbing a forget,
-  loading a scope's vectors). Every SELECT it makes is confined to that scope; it returns
-  nothing to a reader, so it writes no receipt. Evidence never crosses scopes because a lane
-  cannot see another scope. Lanes come only from the gate: from a write transaction the gate
-  opened (`Gate.writing`, then `Writing.lane`) or from a read (`Read.lane`); constructing one
-  elsewhere raises.
+  loading a scope's vectors). Every statement it makes, select, insert, update or delete, is
+  confined to that scope; it returns nothing to a reader, so it writes no receipt. Evidence
+  never crosses scopes because a lane cannot see another scope. Lanes come only from the gate:
+  from a write transaction the gate opened (`Gate.writing`, then `Writing.lane`) or from a
+  read (`Read.lane`); constructing one elsewhere raises.
 - `Census(tx)` is the machinery's view across scopes: ids, counts, times, scopes and
   watermarks. It reads only tables `memory.schema` declares and only the columns declared to
   hold no words; it refuses any content column (`CONTENT_COLUMNS`) and `*`.
@@ -20,9 +20,10 @@ content table written anywhere but here):
 A read's transaction is the gate's: a write that follows a read takes its lane from the read
 (`Read.lane`), and no other module reaches into it (tests/test_architecture.py).
 
-Every other transaction refuses a statement that selects from a walled table (`memory.store`
-raises `ContentRefused`). Only the gate reads through `unwalled(tx)`, and each of its statements
-carries the wall's rule, a lane's scope, or the census's allowlist.
+Every other transaction refuses a statement that reads a walled table (`memory.store` raises
+`ContentRefused`): a SELECT, an INSERT ... SELECT, an UPDATE ... FROM, or a write that hands
+back (RETURNING) the content it touched. Only the gate reads through `unwalled(tx)`, and each
+of its statements carries the wall's rule, a lane's scope, or the census's allowlist.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import functools
 import itertools
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -40,11 +41,12 @@ from datetime import datetime
 from typing import Any
 
 from memory import wall
+from memory.errors import ContentRefused
 from memory.lens import may_use
 from memory.models import REDACTED, AccessContext, Activity, Grant, Sensitivity
 from memory.receipts import Entry, LedgerAnchor, keyed_digest, write_receipts
 from memory.schema import CONTENT_COLUMNS, CONTENT_TABLES, METADATA_COLUMNS, SCOPED, declared
-from memory.store import Row, Store, Tx, unwalled
+from memory.store import Row, Store, Tx, household, unwalled, walled_source
 
 # The walled tables, the columns that hold words, and how each walled row reaches its scope
 # (`{}` is the wall's, or the lane's, rule over a `scope` column) come from the declaration of
@@ -117,6 +119,45 @@ def _select(columns: str, table: str, where: str, order: str | None, limit: int 
 _KEYWORD_TIERS = {"beliefs": ("belief_id", "beliefs_fts", "1"),
                   "turns": ("turn_id", "turns_fts", "t.role = 'user'"),
                   "chunks": ("chunk_id", "chunks_fts", "1")}
+
+
+_PARENT = re.compile(r"^(\w+) IN \(SELECT (\w+) FROM (\w+) WHERE (.*)\)$", re.DOTALL)
+
+
+def _row_rule(table: str) -> str:
+    """A lane's rule for one row of `table` (named by the table's own name): its scope column,
+    or its parent's, looked up by key. The wall's form (`_where`) lists the scope's ids once per
+    statement, which suits a reader's search over many rows; a lane's statements name a few
+    rows, and a lookup by key costs the same at any size where a list costs the scope's size."""
+    def down(rule: str, outer: str) -> str:
+        found = _PARENT.match(rule)
+        if found is None:
+            return rule
+        column, key, parent, inner = found.groups()
+        return (f"EXISTS (SELECT 1 FROM {parent} WHERE {parent}.{key} = {outer}.{column}"
+                f" AND {down(inner, parent)})")
+    return down(_where(table, "{}"), table).format("scope = ?")
+
+
+_OWN_RULES = {table: _row_rule(table) for table in _SCOPED}
+
+
+def _own_rule(table: str) -> str:
+    try:
+        return _OWN_RULES[table]
+    except KeyError:
+        raise ValueError(f"not a content table: {table!r}") from None
+
+
+_KEYWORD_INDEXES = frozenset(index for _, index, _ in _KEYWORD_TIERS.values())
+
+
+def _own_words(*fragments: str) -> None:
+    """A lane's caller names columns and conditions of the lane's own table: a fragment that
+    reads another walled table would read past the scope, and is refused."""
+    for fragment in fragments:
+        if (table := walled_source(f"SELECT {fragment}")) is not None:
+            raise ContentRefused(f"a lane reads only its own scope's rows, not {table}")
 
 
 STATED_BY = re.compile(r"^statement:([^:]+):")  # a member told it outright (`remember`)
@@ -457,18 +498,80 @@ _KEY = object()
 
 
 class Lane:
-    """One scope's own rows, for that scope's write path and upkeep. Every SELECT is confined
-    to `scope`; nothing read here is handed to a reader, so no receipt is written.
+    """One scope's own rows, for that scope's write path and upkeep. Every statement it makes
+    is confined to `scope`: what it selects, and what it inserts, updates and deletes (a row
+    of another scope is neither seen nor touched). Nothing read here is handed to a reader, so
+    no receipt is written.
 
-    Made only by the gate (`Writing.lane`, `Read.lane`). `tx` is the transaction it writes
-    through, which, like every transaction outside the gate, refuses to select content."""
+    Made only by the gate (`Writing.lane`, `Read.lane`). The transaction stays the gate's:
+    the household's own tables (tombstones, a member's classes) are written through
+    `household`, which, like every transaction outside the gate, refuses to select content,
+    and refuses to write it too."""
 
     def __init__(self, tx: Tx, scope: str, *, key: object = None) -> None:
         if key is not _KEY:
             raise TypeError("a lane comes from the gate: Gate.writing() or Read.lane()")
-        self.tx = tx
         self.scope = scope
         self._reads = unwalled(tx)
+        self.household = household(tx)
+
+    async def insert(self, table: str, row: Mapping[str, object], *, ignore: bool = False,
+                     upsert: str = "") -> int:
+        """Add `row` to `table` if it belongs to this scope (its scope column, or the row it
+        hangs from); returns its rowid (0 when `ignore` skipped it). `ignore` skips a row a
+        unique key already holds; `upsert` is an `ON CONFLICT ...` clause. A row of another
+        scope raises and writes nothing."""
+        _own_words(upsert)
+        sql = self._inserting(table, list(row), ignore) + (f" {upsert}" if upsert else "")
+        rowid = await self._reads.execute(sql, (*row.values(), self.scope))
+        # An upsert that updated says so only in the count of changes, not in a rowid.
+        landed = rowid or (upsert and await self._reads.scalar("SELECT changes()"))
+        if not landed and not ignore:
+            raise ValueError(f"a lane of {self.scope!r} writes only its own rows of {table}")
+        return rowid
+
+    async def insert_many(self, table: str, columns: Sequence[str],
+                          rows: Sequence[Sequence[object]], *, ignore: bool = False) -> None:
+        """Add each of `rows` (values in the order of `columns`) to `table`, as `insert`."""
+        if not rows:
+            return
+        changed = await self._reads.executemany(self._inserting(table, columns, ignore),
+                                                [(*row, self.scope) for row in rows])
+        if changed < len(rows) and not ignore:
+            raise ValueError(f"a lane of {self.scope!r} writes only its own rows of {table}")
+
+    def _inserting(self, table: str, columns: Sequence[str], ignore: bool) -> str:
+        # The values pass through the scope's rule before they land: a row that does not
+        # belong to this scope selects nothing, so nothing is inserted.
+        names = ", ".join(columns)
+        new = ", ".join(f"? AS {column}" for column in columns)
+        verb = "INSERT OR IGNORE" if ignore else "INSERT"
+        return (f"{verb} INTO {table}({names}) SELECT {names} FROM (SELECT {new}) AS {table}"
+                f" WHERE {_own_rule(table)}")
+
+    async def update(self, table: str, assignments: str, where: str,
+                     params: Sequence[object] = ()) -> int:
+        """`UPDATE table SET assignments WHERE where`, on this scope's rows only (`params`
+        fill the assignments, then the condition); returns how many rows changed."""
+        _own_words(assignments, where)
+        return await self._reads.execute(
+            f"UPDATE {table} SET {assignments} WHERE ({where}) AND {_own_rule(table)}",
+            (*params, self.scope))
+
+    async def delete(self, table: str, where: str = "1", params: Sequence[object] = ()) -> int:
+        """Delete this scope's rows of `table` that meet `where`; returns how many went."""
+        _own_words(where)
+        return await self._reads.execute(
+            f"DELETE FROM {table} WHERE ({where}) AND {_own_rule(table)}",
+            (*params, self.scope))
+
+    async def merge_indexes(self, *indexes: str) -> None:
+        """Rewrite keyword indexes whole, so words deleted from them leave their segments
+        (FTS5 keeps them until a merge): no row of anyone's is read or written."""
+        for index in indexes:
+            if index not in _KEYWORD_INDEXES:
+                raise ValueError(f"not a keyword index: {index!r}")
+            await self._reads.execute(f"INSERT INTO {index}({index}) VALUES ('optimize')")
 
     async def select(
         self,
@@ -480,7 +583,8 @@ class Lane:
         order: str | None = None,
         limit: int | None = None,
     ) -> list[Row]:
-        sql = _select(columns, table, f"{_where(table, 'scope = ?')} AND ({where})", order, limit)
+        _own_words(columns, where, order or "")
+        sql = _select(columns, table, f"{_own_rule(table)} AND ({where})", order, limit)
         tail = () if limit is None else (limit,)
         return await self._reads.fetchall(sql, (self.scope, *params, *tail))
 

@@ -263,16 +263,14 @@ class MindBook:
                 if int(str(others or 0)) == 0:
                     gone.append(belief_id)
                     continue
-                await lane.tx.execute(
-                    "DELETE FROM evidence WHERE belief_id = ? AND source = ?",
-                    (belief_id, mind.source))
+                await lane.delete("evidence", "belief_id = ? AND source = ?",
+                                  (belief_id, mind.source))
                 await rescore(lane, belief_id, read.now)
             if gone:
-                await lane.tx.execute(
-                    f"DELETE FROM beliefs WHERE scope = ? AND belief_id IN"
-                    f" ({', '.join('?' for _ in gone)})", (scope, *gone))
+                await lane.delete("beliefs", f"belief_id IN ({', '.join('?' for _ in gone)})",
+                                  gone)
                 # Deleted terms linger in FTS5 segments until a merge: rewrite the index.
-                await lane.tx.execute("INSERT INTO beliefs_fts(beliefs_fts) VALUES ('optimize')")
+                await lane.merge_indexes("beliefs_fts")
             read.returned(gone, [scope] * len(gone))
         if gone:
             self._vectors.remove(gone)

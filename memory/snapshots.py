@@ -163,13 +163,11 @@ class SnapshotBook:
                 "questions": [q.model_dump(mode="json") for q in questions],
                 "reminders": [r.model_dump(mode="json") for r in reminders],
             }, sort_keys=True)
-            await read.lane(scope).tx.execute(
-                "INSERT INTO snapshots(scope, chat_id, body, through_turn_id, made_at)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(scope, chat_id) DO UPDATE SET"
-                " body = excluded.body, through_turn_id = excluded.through_turn_id,"
-                " made_at = excluded.made_at",
-                (scope, chat_id, body, through, now.isoformat()),
-            )
+            await read.lane(scope).insert(
+                "snapshots", {"scope": scope, "chat_id": chat_id, "body": body,
+                              "through_turn_id": through, "made_at": now.isoformat()},
+                upsert="ON CONFLICT(scope, chat_id) DO UPDATE SET body = excluded.body,"
+                       " through_turn_id = excluded.through_turn_id, made_at = excluded.made_at")
 
     async def _reminders(self, read: Read, owner: str | None,
                          now: datetime) -> list[SnapshotItem]:

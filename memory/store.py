@@ -66,20 +66,46 @@ def is_transient(exc: sqlite3.Error) -> bool:
     )
 
 
-_SELECTS = re.compile(r"\bSELECT\b", re.IGNORECASE)
 _SOURCES = re.compile(r"\b(?:FROM|JOIN)\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+_LITERALS = re.compile(r"'[^']*'")
+# The table a statement writes: INSERT/REPLACE INTO t, UPDATE t, DELETE FROM t.
+_TARGET = re.compile(
+    r"^\s*(?:(?:INSERT|REPLACE)(?:\s+OR\s+[A-Za-z]+)?\s+INTO|UPDATE(?:\s+OR\s+[A-Za-z]+)?"
+    r"|DELETE\s+FROM)\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+_RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
+
+
+def _walled(name: str | None) -> bool:
+    table = None if name is None else declared(name.lower())
+    return table is not None and table.scope is not None
+
+
+def written_table(sql: str) -> str | None:
+    """The table this statement writes, if it writes one."""
+    found = _TARGET.match(sql)
+    return None if found is None else found.group(1)
 
 
 def walled_source(sql: str) -> str | None:
-    """The walled table (or keyword index) this statement selects from, if any: remembered
-    content, which only the gate reads (`memory.gate` puts the wall in every such statement)."""
-    if not _SELECTS.search(sql):
-        return None
-    for name in _SOURCES.findall(sql):
-        table = declared(name.lower())
-        if table is not None and table.scope is not None:
+    """The walled table (or keyword index) this statement reads, if any: remembered content,
+    which only the gate reads (`memory.gate` puts the wall in every such statement). A read is
+    any FROM or JOIN but a DELETE's own target (a SELECT, an INSERT ... SELECT, an UPDATE ...
+    FROM), and a write that hands back what it wrote (RETURNING)."""
+    said = _LITERALS.sub("''", sql)
+    head = _TARGET.match(said)
+    body = said if head is None else said[head.end():]
+    for name in _SOURCES.findall(body):
+        if _walled(name):
             return str(name)
+    if head is not None and _walled(head.group(1)) and _RETURNING.search(body):
+        return head.group(1)
     return None
+
+
+def writes_content(sql: str) -> str | None:
+    """The walled table this statement writes, if it writes one."""
+    target = written_table(_LITERALS.sub("''", sql))
+    return target if _walled(target) else None
 
 
 class Tx:
@@ -88,12 +114,15 @@ class Tx:
     It refuses any statement that selects from a walled table (`walled_source`): remembered
     content is read only through the gate, which reads through `unwalled(tx)` and puts the
     wall in every statement itself. So a read written beside the gate fails when it runs,
-    whatever builds its SQL, not only when a test reads the source."""
+    whatever builds its SQL, not only when a test reads the source. A lane's view of it for
+    the household's own tables (`household`) refuses to write content too: a scope's rows are
+    written through its lane (`memory.gate.Lane`), which confines each write to that scope."""
 
     def __init__(self, conn: aiosqlite.Connection, *, opening: _Opening,
-                 walled: bool = True) -> None:
+                 walled: bool = True, writes_content: bool = True) -> None:
         self._conn = conn
         self._walled = walled
+        self._writes_content = writes_content
         self._opening = opening
         # The ledger's last receipt as this transaction appended it (`memory.receipts`): the
         # transaction holds the write lock, so no one else can append after it before commit.
@@ -102,6 +131,9 @@ class Tx:
     def _check(self, sql: str) -> None:
         if self._walled and (table := walled_source(sql)) is not None:
             raise ContentRefused(f"remembered content ({table}) is read only through the gate")
+        if not self._writes_content and (table := writes_content(sql)) is not None:
+            raise ContentRefused(f"remembered content ({table}) is written only through its"
+                                 " scope's lane")
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run a statement; returns lastrowid (for inserts) or rowcount."""
@@ -109,9 +141,10 @@ class Tx:
         insert = sql.lstrip().upper().startswith("INSERT")
         return await self._run(_statement, sql, params, insert)
 
-    async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> int:
+        """Run a statement once for each of `rows`; returns how many rows it changed."""
         self._check(sql)
-        await self._run(_statements, sql, rows)
+        return await self._run(_statements, sql, rows)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         self._check(sql)
@@ -200,8 +233,12 @@ def _read_then_write(raw: sqlite3.Connection, read: str, write: str,
     return row
 
 
-def _statements(raw: sqlite3.Connection, sql: str, rows: Iterable[Params]) -> None:
-    raw.executemany(sql, rows).close()
+def _statements(raw: sqlite3.Connection, sql: str, rows: Iterable[Params]) -> int:
+    cursor = raw.executemany(sql, rows)
+    try:
+        return int(cursor.rowcount)
+    finally:
+        cursor.close()
 
 
 async def _on_thread(conn: aiosqlite.Connection, fn: Callable[..., _R], *args: Any) -> _R:
@@ -217,7 +254,11 @@ async def _on_thread(conn: aiosqlite.Connection, fn: Callable[..., _R], *args: A
 def _statement(raw: sqlite3.Connection, sql: str, params: Params, insert: bool) -> int:
     cursor = raw.execute(sql, params)
     try:
-        return int(cursor.lastrowid or 0) if insert else int(cursor.rowcount)
+        if not insert:
+            return int(cursor.rowcount)
+        # An insert that added no row (OR IGNORE, a SELECT that chose none) says 0: SQLite's
+        # last rowid is the connection's, from whichever insert came before.
+        return int(cursor.lastrowid or 0) if cursor.rowcount > 0 else 0
     finally:
         cursor.close()
 
@@ -227,6 +268,12 @@ def unwalled(tx: Tx) -> Tx:
     carries the wall, and for the schema's own steps at open, before any reader. Nothing else
     calls it (tests/test_architecture.py)."""
     return Tx(tx._conn, walled=False, opening=tx._opening)
+
+
+def household(tx: Tx) -> Tx:
+    """The same transaction for the household's own tables alone: it refuses to read or to
+    write remembered content (a lane's `household`, beside the lane's confined writes)."""
+    return Tx(tx._conn, walled=True, writes_content=False, opening=tx._opening)
 
 
 @dataclass

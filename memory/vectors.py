@@ -34,10 +34,10 @@ from memory import wall
 from memory.classifier import classify
 from memory.embedder import Embedder
 from memory.errors import InvalidRequest, StoreBusy
-from memory.gate import Census, Gate, Writing
+from memory.gate import Census, Gate, Lane, Writing
 from memory.models import REDACTED, AccessContext, Sensitivity
 from memory.sensing import Senser, less_private_than, more_private, senser_for
-from memory.store import Store, Tx
+from memory.store import Store
 from memory.terms import forget_cached_texts
 
 T = TypeVar("T")
@@ -95,7 +95,7 @@ _PIECE = re.compile(r"(?<=[.!?;])\s+|\n+")
 PIECES = 24
 
 
-async def raise_class(tx: Tx, tier: Tier, row_id: int, sensitivity: Sensitivity,
+async def raise_class(lane: Lane, tier: Tier, row_id: int, sensitivity: Sensitivity,
                       by: str) -> None:
     """Raise one row's class to `sensitivity`, saying who gave it (`sensitivity_by`): never
     lower, and never over a class a member set on their own belief."""
@@ -103,10 +103,9 @@ async def raise_class(tx: Tx, tier: Tier, row_id: int, sensitivity: Sensitivity,
     keep_own = (" AND NOT EXISTS (SELECT 1 FROM sensitivity_overrides o"
                 " WHERE o.scope = beliefs.scope AND o.norm = beliefs.norm)"
                 if tier is BELIEFS else "")
-    await tx.execute(
-        f"UPDATE {tier.table} SET sensitivity = ?, sensitivity_by = ?"
-        f" WHERE {tier.key} = ? AND sensitivity IN ({', '.join('?' for _ in milder)})"
-        + keep_own,
+    await lane.update(
+        tier.table, "sensitivity = ?, sensitivity_by = ?",
+        f"{tier.key} = ? AND sensitivity IN ({', '.join('?' for _ in milder)})" + keep_own,
         (sensitivity.value, by, row_id, *(m.value for m in milder)),
     )
 
@@ -900,8 +899,10 @@ class VectorBook:
             return []
         model, key = self.embedder.name, tier.key
         among, params = f"{tier.rows} AND {tier.words}", tuple[int, ...]()
+        named = "1"
         if only is not None:
-            among += f" AND {key} IN ({', '.join('?' for _ in only)})"
+            named = f"{key} IN ({', '.join('?' for _ in only)})"
+            among += f" AND {named}"
             params = tuple(only)
         async with self._gate.writing() as tx:
             lane = tx.lane(scope)
@@ -909,11 +910,12 @@ class VectorBook:
                 tier.table, among, params, columns=f"{key} AS id")]
             if only is not None and tier is LINES:
                 self._unembedded.update(set(only) - set(every))
-            stored = await lane.select(
-                tier.vectors, f"model = ? AND {key} IN (SELECT {key} FROM {tier.table}"
-                f" WHERE {among})", (model, *params),
-                columns=f"{key} AS id, vector", order=key,
-            )
+            # The scope's vectors under this model, of the rows just counted (a lane reads
+            # one table at a time: its conditions name no other).
+            wanted = set(every)
+            stored = [r for r in await lane.select(
+                tier.vectors, f"model = ? AND {named}", (model, *params),
+                columns=f"{key} AS id, vector", order=key) if int(r["id"]) in wanted]
         if stored:
             ids = [int(r["id"]) for r in stored]
             blob = b"".join(bytes(r["vector"]) for r in stored)
@@ -1001,8 +1003,8 @@ class VectorBook:
                 "INSERT OR IGNORE INTO replacements(tier, old_id, new_id, scope, similarity, at)"
                 " VALUES (?, ?, ?, ?, ?, ?)", marks)
 
-    async def _sense(self, tx: Tx, tier: Tier, ids: Sequence[int], vectors: Matrix,
-                     alive: set[int]) -> None:
+    async def _sense(self, tx: Writing, tier: Tier, items: Sequence[tuple[int, str, str]],
+                     vectors: Matrix, alive: set[int]) -> None:
         """Raise the class of rows whose meaning the fitted reader finds more private than the
         word rules did (`memory.sensing`), in the transaction that stores their vectors: a row
         is never recallable under the milder class once its vector exists. A belief a member
@@ -1010,9 +1012,9 @@ class VectorBook:
         senser = self._senser
         if senser is None:
             return
-        for row_id, sensed in zip(ids, senser.read(vectors), strict=True):
+        for (row_id, scope, _), sensed in zip(items, senser.read(vectors), strict=True):
             if sensed is not None and row_id in alive:
-                await raise_class(tx, tier, row_id, sensed.sensitivity, sensed.why)
+                await raise_class(tx.lane(scope), tier, row_id, sensed.sensitivity, sensed.why)
 
     async def _keep(self, items: Sequence[tuple[int, str, str]], tier: Tier,
                     given: Matrix | None = None) -> dict[int, Matrix]:
@@ -1038,7 +1040,7 @@ class VectorBook:
                     if row_id in alive
                 ],
             )
-            await self._sense(tx, tier, [row_id for row_id, _, _ in items], vectors, alive)
+            await self._sense(tx, tier, items, vectors, alive)
         by_scope: dict[str, list[int]] = {}
         for i, (row_id, scope, _) in enumerate(items):
             if row_id in alive and not index.has(row_id):

@@ -59,7 +59,7 @@ from memory.recall.candidates import (
 )
 from memory.secrets import mask_secrets
 from memory.sensing import more_private, senser_for
-from memory.store import Row, Store, Tx
+from memory.store import Row, Store
 from memory.terms import Term, document, forget_cached_texts, query_terms
 from memory.vectors import Spread, VectorBook
 
@@ -205,31 +205,29 @@ class Shelf:
             old_ids = [int(r["document_id"]) for r in old]
             old_passages = [int(r["chunk_id"]) for r in await read.select(
                 "chunks", f"document_id IN ({_marks(old_ids)})", old_ids, columns="chunk_id")]
-            tx = read.lane(scope).tx
-            for document_id in old_ids:
-                await tx.execute("DELETE FROM documents WHERE document_id = ? AND scope = ?",
-                                 (document_id, scope))
+            lane = read.lane(scope)
             if old_ids:
-                await _rewrite_index(tx)
-            document_id = await tx.execute(
-                "INSERT INTO documents(scope, title, format, added_by, sensitivity, size, pages,"
-                " passages, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (scope, title, fmt, person_id, overall.value, size, pages, len(cut), now))
+                await lane.delete("documents", f"document_id IN ({_marks(old_ids)})", old_ids)
+                await lane.merge_indexes("chunks_fts")
+            document_id = await lane.insert("documents", {
+                "scope": scope, "title": title, "format": fmt, "added_by": person_id,
+                "sensitivity": overall.value, "size": size, "pages": pages,
+                "passages": len(cut), "created_at": now})
             # The passages' ids are given here, after the highest in use (this transaction
             # holds the only writer), so all of them go in one statement: one trip to the
             # database's thread instead of one a passage, while every other turn waits.
             first = int(str(await read.census().value("chunks",
                                                           "coalesce(max(chunk_id), 0) + 1")))
             ids = list(range(first, first + len(cut)))
-            await tx.executemany(
-                "INSERT INTO chunks(chunk_id, document_id, scope, seq, page, section, text,"
-                " sensitivity, sensitivity_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            await lane.insert_many(
+                "chunks", ("chunk_id", "document_id", "scope", "seq", "page", "section", "text",
+                           "sensitivity", "sensitivity_by"),
                 [(chunk_id, document_id, scope, p.seq, p.page, p.section, text, cls.value, by)
                  for chunk_id, p, text, cls, by in zip(ids, cut, texts, classes, why,
                                                        strict=True)])
             if vectors is not None and model is not None:
-                await tx.executemany(
-                    "INSERT INTO chunk_vectors(chunk_id, model, vector) VALUES (?, ?, ?)",
+                await lane.insert_many(
+                    "chunk_vectors", ("chunk_id", "model", "vector"),
                     [(chunk_id, model, vectors[i].tobytes()) for i, chunk_id in enumerate(ids)])
             made = await read.select("documents", "document_id = ?", (document_id,),
                                      columns="ref('document', document_id) AS ref")
@@ -330,11 +328,10 @@ class Shelf:
             passages = [int(r["chunk_id"]) for r in await read.select(
                 "chunks", f"document_id IN ({_marks(ids)})", ids, columns="chunk_id")]
             for r in mine:
-                await read.lane(str(r["scope"])).tx.execute(
-                    "DELETE FROM documents WHERE document_id = ? AND scope = ?",
-                    (int(r["document_id"]), str(r["scope"])))
+                await read.lane(str(r["scope"])).delete("documents", "document_id = ?",
+                                                         (int(r["document_id"]),))
             if mine:
-                await _rewrite_index(read.lane(str(mine[0]["scope"])).tx)
+                await read.lane(str(mine[0]["scope"])).merge_indexes("chunks_fts")
             read.returned(ids, [str(r["scope"]) for r in mine])
         if mine:
             self._vectors.remove_passages(passages)
@@ -361,12 +358,6 @@ def _read(title: str, data: bytes) -> tuple[str, list[reading.Section], list[rea
         raise Unreadable(f"it is too long for the shelf (more than {MAX_PASSAGES} passages)")
     texts = [mask_secrets(p.text) for p in cut]
     return fmt, sections, cut, texts, [classify(t) for t in texts]
-
-
-async def _rewrite_index(tx: Tx) -> None:
-    """Rewrite the passages' keyword index whole: a deleted passage's words leave FTS5's
-    segments only when they are merged, and secure_delete zeroes the pages they free."""
-    await tx.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
 
 
 @dataclass

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from memory import AccessContext, Role, private_scope
+from memory import AccessContext, Activity, Role, private_scope
 from memory.errors import ContentRefused
 from memory.gate import Census, Lane
 from tests.helpers import Household
@@ -59,6 +59,10 @@ async def test_a_transaction_beside_the_gate_cannot_read_anyones_words_however_i
         "SELECT count(*) FROM turn_vectors",
         "INSERT INTO affect(key, valence, arousal, drives, updated_at)"
         " SELECT text, 0, 0, '', at FROM turns",
+        # Writes that read or hand back what they touch are reads too.
+        "UPDATE people SET name = t.text FROM turns t WHERE t.turn_id = 1",
+        "UPDATE beliefs SET salience = salience RETURNING proposition",
+        f"DELETE FROM {table} WHERE 0 RETURNING text",
     )
     async with m._store.transaction() as tx:
         for sql in peeks:
@@ -204,3 +208,61 @@ async def test_a_task_started_inside_a_shared_read_reads_on_its_own(home: Househ
         await asyncio.sleep(0.05)
         assert not hers.done()
     assert [b.proposition for b in await hers] == ["Alice keeps her bike in the shed"]
+
+
+async def test_a_lane_writes_only_its_own_scopes_rows(home: Household) -> None:
+    m = home.memory
+    await m.beliefs.remember(home.bob.person_id, "Bob keeps a diary under the mattress")
+    await m.beliefs.remember(home.alice.person_id, "Alice keeps a diary in the piano")
+    bob, alice = private_scope(home.bob.person_id), private_scope(home.alice.person_id)
+    async with m.grants._gate.writing() as tx:
+        alices = await tx.lane(alice).select("beliefs", columns="belief_id")
+        hers = int(alices[0]["belief_id"])
+        bobs = tx.lane(bob)
+        assert await bobs.update("beliefs", "log_odds = 9", "belief_id = ?", (hers,)) == 0
+        assert await bobs.delete("beliefs", "belief_id = ?", (hers,)) == 0
+        assert await bobs.delete("evidence", "belief_id = ?", (hers,)) == 0
+        with pytest.raises(ValueError, match="its own rows"):
+            await bobs.insert("evidence", {"belief_id": hers, "source": "statement:x:1",
+                                           "sign": 1, "weight": 1.0, "provenance": "stated",
+                                           "reliability": 1.0, "version": 9, "at": "now"})
+        with pytest.raises(ValueError, match="its own rows"):
+            await bobs.insert("beliefs", {"proposition": "x", "norm": "x", "scope": alice,
+                                          "kind": "fact", "sensitivity": "ordinary",
+                                          "log_odds": 0, "version": 0, "quarantined": 0,
+                                          "created_at": "now", "updated_at": "now",
+                                          "reinforced_at": "now"})
+    async with m.grants._gate.writing() as tx:
+        left = await tx.lane(alice).select("beliefs", columns="belief_id, log_odds, version")
+        assert [(int(r["belief_id"]), r["version"]) for r in left] == [(hers, 1)]
+        assert float(left[0]["log_odds"]) < 9
+        assert len(await tx.lane(alice).select("evidence", columns="evidence_id")) == 1
+        assert await tx.lane(bob).select("beliefs", "norm = 'x'", columns="belief_id") == []
+
+
+async def test_a_lane_neither_reads_past_its_scope_nor_writes_content_beside_its_methods(
+    home: Household,
+) -> None:
+    m = home.memory
+    await m.beliefs.remember(home.alice.person_id, "Alice keeps a diary in the piano")
+    bob = private_scope(home.bob.person_id)
+    async with m.grants._gate.writing() as tx:
+        bobs = tx.lane(bob)
+        # A condition that looks into another table's words is an oracle over another scope.
+        with pytest.raises(ContentRefused, match="its own scope"):
+            await bobs.select("beliefs", "EXISTS (SELECT 1 FROM beliefs o WHERE"
+                                         " o.norm LIKE '%piano%')", columns="belief_id")
+        with pytest.raises(ContentRefused, match="its own scope"):
+            await bobs.update("beliefs", "norm = (SELECT norm FROM beliefs LIMIT 1)", "1")
+        # The household's own tables go through `household`, which holds no one's words.
+        with pytest.raises(ContentRefused, match="written only through its scope's lane"):
+            await bobs.household.execute("UPDATE beliefs SET scope = ? WHERE 1", (bob,))
+        with pytest.raises(ContentRefused, match="read only through the gate"):
+            await bobs.household.fetchall("SELECT proposition FROM beliefs")
+        assert await bobs.household.scalar("SELECT count(*) FROM people") == 3
+        with pytest.raises(ValueError, match="not a keyword index"):
+            await bobs.merge_indexes("beliefs")
+    assert not hasattr(bobs, "tx")
+    hers = await m.beliefs.inspect(AccessContext.for_member(
+        home.alice.person_id, Activity.MEMBER_INSPECT, "their own beliefs"))
+    assert [b.proposition for b in hers] == ["Alice keeps a diary in the piano"]

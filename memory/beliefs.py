@@ -307,28 +307,36 @@ async def rehome_crossed_evidence(tx: Writing, owner_id: str | None, now: str) -
     touched: dict[int, str] = {}
     for (belief_id, origin), evidence in sorted(moves.items()):
         scope = scope_of[belief_id]
-        home = tx.lane(origin)
-        original = await tx.lane(scope).one("beliefs", "belief_id = ?", (belief_id,))
+        home, here = tx.lane(origin), tx.lane(scope)
+        original = await here.one("beliefs", "belief_id = ?", (belief_id,))
         if original is None:
             continue
         found = await home.value("beliefs", "belief_id", "norm = ?", (original["norm"],))
         if found is None:
-            found = await tx.execute(
-                "INSERT INTO beliefs(proposition, norm, scope, kind, subject_id, sensitivity,"
-                " log_odds, version, quarantined, valid_from, created_at, updated_at,"
-                " reinforced_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, 0, ?, ?, ?, ?)",
-                (original["proposition"], original["norm"], origin, original["kind"],
-                 original["subject_id"], original["sensitivity"], original["version"],
-                 original["valid_from"], original["created_at"], now, original["reinforced_at"]),
-            )
+            found = await home.insert("beliefs", {
+                "proposition": original["proposition"], "norm": original["norm"],
+                "scope": origin, "kind": original["kind"], "subject_id": original["subject_id"],
+                "sensitivity": original["sensitivity"], "log_odds": 0,
+                "version": original["version"], "quarantined": 0,
+                "valid_from": original["valid_from"], "created_at": original["created_at"],
+                "updated_at": now, "reinforced_at": original["reinforced_at"]})
+        # Each row is written again at home with the lines it cites (each lane writes only
+        # its own scope), then goes from here; one the home already counted (the same
+        # source) is a duplicate, and only goes.
         marks = ", ".join("?" for _ in evidence)
-        await tx.execute(
-            f"UPDATE OR IGNORE evidence SET belief_id = ? WHERE evidence_id IN ({marks})",
-            (int(str(found)), *evidence),
-        )
-        # One the new home already counted (same source) is a duplicate: it goes.
-        await tx.execute(f"DELETE FROM evidence WHERE belief_id = ? AND evidence_id IN ({marks})",
-                         (belief_id, *evidence))
+        for ev in await here.select("evidence", f"evidence_id IN ({marks})", evidence,
+                                    order="evidence_id"):
+            moved = await home.insert("evidence", {
+                "belief_id": int(str(found)), "source": ev["source"], "sign": ev["sign"],
+                "weight": ev["weight"], "provenance": ev["provenance"],
+                "reliability": ev["reliability"], "version": ev["version"], "at": ev["at"]},
+                ignore=True)
+            if moved:
+                heard = await here.select("evidence_turns", "evidence_id = ?",
+                                          (ev["evidence_id"],), columns="turn_id")
+                await home.insert_many("evidence_turns", ("evidence_id", "turn_id"),
+                                       [(moved, int(h["turn_id"])) for h in heard], ignore=True)
+        await here.delete("evidence", f"evidence_id IN ({marks})", evidence)
         touched[belief_id] = scope
         touched[int(str(found))] = origin
     for belief_id, scope in touched.items():
@@ -336,7 +344,7 @@ async def rehome_crossed_evidence(tx: Writing, owner_id: str | None, now: str) -
         if await lane.value("evidence", "count(*)", "belief_id = ?", (belief_id,)):
             await rescore(lane, belief_id, now)
         else:
-            await tx.execute("DELETE FROM beliefs WHERE belief_id = ?", (belief_id,))
+            await lane.delete("beliefs", "belief_id = ?", (belief_id,))
     return sum(len(e) for e in moves.values())
 
 

@@ -302,26 +302,24 @@ async def count_mentions(lane: Lane, needle: str) -> int:
 KEYWORD_INDEXES = ("beliefs_fts", "turns_fts", "chunks_fts")
 
 
-async def purge_snapshots(tx: Tx) -> None:
-    """Drop every chat's snapshot (a machinery's note the tick remakes from what is left)."""
-    await tx.execute("DELETE FROM snapshots")
+async def purge_snapshots(tx: Writing) -> None:
+    """Drop every chat's snapshot (a machinery's note the tick remakes from what is left),
+    scope by scope."""
+    for r in await Census(tx).select("snapshots", "DISTINCT scope"):
+        await tx.lane(str(r["scope"])).delete("snapshots")
 
 
 async def purge_scope(tx: Writing, scope: str) -> list[int]:
     """Remove everything a scope holds: beliefs, evidence, vectors, lines, overrides, grants,
     and the documents on its shelf."""
-    ids = [int(r["belief_id"]) for r in await tx.lane(scope).select("beliefs",
-                                                                       columns="belief_id")]
-    await tx.execute("DELETE FROM beliefs WHERE scope = ?", (scope,))
-    await tx.execute("DELETE FROM turns WHERE scope = ?", (scope,))
-    await tx.execute("DELETE FROM sensitivity_overrides WHERE scope = ?", (scope,))
-    await tx.execute("DELETE FROM grants WHERE scope = ?", (scope,))
-    await tx.execute("DELETE FROM summaries WHERE scope = ?", (scope,))
-    await tx.execute("DELETE FROM goals WHERE scope = ?", (scope,))
-    await tx.execute("DELETE FROM documents WHERE scope = ?", (scope,))  # and their passages
-    await tx.execute("DELETE FROM snapshots WHERE scope = ?", (scope,))
-    await tx.execute("DELETE FROM media_waiting WHERE scope = ?", (scope,))
-    await tx.lane(scope).merge_indexes(*KEYWORD_INDEXES)
+    lane = tx.lane(scope)
+    ids = [int(r["belief_id"]) for r in await lane.select("beliefs", columns="belief_id")]
+    # What hangs from these rows (evidence, vectors, a document's passages) goes with them.
+    for table in ("beliefs", "turns", "grants", "summaries", "goals", "documents", "snapshots",
+                  "media_waiting"):
+        await lane.delete(table)
+    await lane.household.execute("DELETE FROM sensitivity_overrides WHERE scope = ?", (scope,))
+    await lane.merge_indexes(*KEYWORD_INDEXES)
     return ids
 
 

@@ -22,7 +22,8 @@ A read's transaction is the gate's: a write that follows a read takes its lane f
 
 Every other transaction refuses a statement that reads a walled table (`memory.store` raises
 `ContentRefused`): a SELECT, an INSERT ... SELECT, an UPDATE ... FROM, or a write that hands
-back (RETURNING) the content it touched. Only the gate reads through `unwalled(tx)`, and each
+back (RETURNING) the content it touched; and it refuses to write one: a scope's rows are
+written through its lane. Only the gate reads through `unwalled(tx)`, and each
 of its statements carries the wall's rule, a lane's scope, or the census's allowlist.
 """
 
@@ -140,6 +141,10 @@ def _row_rule(table: str) -> str:
 
 
 _OWN_RULES = {table: _row_rule(table) for table in _SCOPED}
+# The columns that tie a row to its scope: its own scope, or the key of the row it hangs from.
+_TIES = {table: frozenset({"scope", *(m.groups()[:1] if (m := _PARENT.match(rule)) else ())})
+         for table, rule in _SCOPED.items()}
+_ASSIGNED = re.compile(r"(?:^|,)\s*([A-Za-z_]+)\s*=")
 
 
 def _own_rule(table: str) -> str:
@@ -505,8 +510,8 @@ class Lane:
 
     Made only by the gate (`Writing.lane`, `Read.lane`). The transaction stays the gate's:
     the household's own tables (tombstones, a member's classes) are written through
-    `household`, which, like every transaction outside the gate, refuses to select content,
-    and refuses to write it too."""
+    `household`, which, like every transaction outside the gate, refuses to read or write
+    content."""
 
     def __init__(self, tx: Tx, scope: str, *, key: object = None) -> None:
         if key is not _KEY:
@@ -522,7 +527,8 @@ class Lane:
         unique key already holds; `upsert` is an `ON CONFLICT ...` clause. A row of another
         scope raises and writes nothing."""
         _own_words(upsert)
-        sql = self._inserting(table, list(row), ignore) + (f" {upsert}" if upsert else "")
+        sql = self._inserting(table, list(row), "OR IGNORE" if ignore else "")
+        sql += f" {upsert}" if upsert else ""
         rowid = await self._reads.execute(sql, (*row.values(), self.scope))
         # An upsert that updated says so only in the count of changes, not in a rowid.
         landed = rowid or (upsert and await self._reads.scalar("SELECT changes()"))
@@ -531,29 +537,35 @@ class Lane:
         return rowid
 
     async def insert_many(self, table: str, columns: Sequence[str],
-                          rows: Sequence[Sequence[object]], *, ignore: bool = False) -> None:
-        """Add each of `rows` (values in the order of `columns`) to `table`, as `insert`."""
+                          rows: Sequence[Sequence[object]], *, ignore: bool = False,
+                          replace: bool = False) -> None:
+        """Add each of `rows` (values in the order of `columns`) to `table`, as `insert`;
+        `replace` puts each in place of a row its unique key already holds."""
         if not rows:
             return
-        changed = await self._reads.executemany(self._inserting(table, columns, ignore),
+        conflict = "OR IGNORE" if ignore else "OR REPLACE" if replace else ""
+        changed = await self._reads.executemany(self._inserting(table, columns, conflict),
                                                 [(*row, self.scope) for row in rows])
         if changed < len(rows) and not ignore:
             raise ValueError(f"a lane of {self.scope!r} writes only its own rows of {table}")
 
-    def _inserting(self, table: str, columns: Sequence[str], ignore: bool) -> str:
+    def _inserting(self, table: str, columns: Sequence[str], conflict: str) -> str:
         # The values pass through the scope's rule before they land: a row that does not
         # belong to this scope selects nothing, so nothing is inserted.
         names = ", ".join(columns)
         new = ", ".join(f"? AS {column}" for column in columns)
-        verb = "INSERT OR IGNORE" if ignore else "INSERT"
-        return (f"{verb} INTO {table}({names}) SELECT {names} FROM (SELECT {new}) AS {table}"
-                f" WHERE {_own_rule(table)}")
+        return (f"INSERT {conflict} INTO {table}({names}) SELECT {names} FROM (SELECT {new})"
+                f" AS {table} WHERE {_own_rule(table)}")
 
     async def update(self, table: str, assignments: str, where: str,
                      params: Sequence[object] = ()) -> int:
         """`UPDATE table SET assignments WHERE where`, on this scope's rows only (`params`
-        fill the assignments, then the condition); returns how many rows changed."""
+        fill the assignments, then the condition); returns how many rows changed. What ties
+        a row to its scope (its scope, its parent) is not changed here: a row would leave."""
         _own_words(assignments, where)
+        assigned = {c.casefold() for c in _ASSIGNED.findall(_LITERAL.sub("''", assignments))}
+        if assigned & _TIES.get(table, frozenset()):
+            raise ValueError(f"a lane's update keeps its rows of {table} in {self.scope!r}")
         return await self._reads.execute(
             f"UPDATE {table} SET {assignments} WHERE ({where}) AND {_own_rule(table)}",
             (*params, self.scope))
@@ -648,8 +660,8 @@ class Census:
 
 
 class Writing(Tx):
-    """A write transaction the gate opened (`Gate.writing`): it refuses to select content like
-    any other, and it is where the lanes of the scopes it writes come from."""
+    """A write transaction the gate opened (`Gate.writing`): it refuses to read or write
+    content like any other, and it is where the lanes of the scopes it writes come from."""
 
     def lane(self, scope: str) -> Lane:
         """One scope's lane in this transaction: its reads confined to `scope`."""

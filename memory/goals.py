@@ -13,7 +13,15 @@ from datetime import datetime
 from memory.beliefs import check_text, normalize
 from memory.errors import InvalidRequest
 from memory.gate import Gate, Writing
-from memory.models import AccessContext, Goal, Sensitivity, check_scope, scope_owner
+from memory.models import (
+    SHARED,
+    AccessContext,
+    Goal,
+    Sensitivity,
+    check_scope,
+    private_scope,
+    scope_owner,
+)
 from memory.people import PeopleBook
 from memory.secrets import has_secret
 from memory.store import Store
@@ -72,11 +80,12 @@ class GoalBook:
     async def set_state(self, person_id: str, goal_id: int, state: str) -> bool:
         if state not in ("open", "done", "dropped"):
             raise InvalidRequest("a goal is open, done or dropped")
-        async with self._store.transaction() as tx:
-            changed = await tx.execute(
-                "UPDATE goals SET state = ?, updated_at = ? WHERE goal_id = ? AND person_id = ?",
-                (state, self._now().isoformat(), goal_id, person_id),
-            )
+        changed = 0
+        async with self._gate.writing() as tx:
+            for scope in (private_scope(person_id), SHARED):  # where a member's goals live
+                changed += await tx.lane(scope).update(
+                    "goals", "state = ?, updated_at = ?", "goal_id = ? AND person_id = ?",
+                    (state, self._now().isoformat(), goal_id, person_id))
         return changed == 1
 
     async def open(self, ctx: AccessContext, *, limit: int = 20) -> list[Goal]:
@@ -117,11 +126,9 @@ async def open_goal(
     )
     if existing is not None:
         return int(str(existing)), False
-    goal_id = await tx.execute(
-        "INSERT INTO goals(person_id, scope, text, norm, sensitivity, priority, due,"
-        " provenance, source_turn_id, created_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (person_id, scope, cleaned, norm, sensitivity.value, priority, due,
-         provenance, source_turn_id, now, now),
-    )
+    goal_id = await tx.lane(scope).insert("goals", {
+        "person_id": person_id, "scope": scope, "text": cleaned, "norm": norm,
+        "sensitivity": sensitivity.value, "priority": priority, "due": due,
+        "provenance": provenance, "source_turn_id": source_turn_id, "created_at": now,
+        "updated_at": now})
     return goal_id, True

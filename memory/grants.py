@@ -80,7 +80,7 @@ class GrantBook:
         expires = None if days is None else (now + timedelta(days=days)).isoformat()
         scope = SHARED if shared else private_scope(person.person_id)
         note = mask_secrets(note.replace("\x00", "").strip())  # kept as a line is: masked
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             # A member's grant names one of their own minds; the owner's over shared facts
             # may name any member's.
             whose = "1" if shared else "person_id = ?"
@@ -90,12 +90,11 @@ class GrantBook:
             ) is None:
                 raise InvalidRequest(f"no live mind called {mind} acts for "
                                      f"{'a member' if shared else person.name}")
-            grant_id = await tx.execute(
-                "INSERT INTO grants(grantor_id, scope, activity, sensitivity, beneficiary_id,"
-                " note, created_at, expires_at, mind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (person.person_id, scope, activity.value, sensitivity.value, beneficiary_id,
-                 note, now.isoformat(), expires, mind),
-            )
+            grant_id = await tx.lane(scope).insert("grants", {
+                "grantor_id": person.person_id, "scope": scope, "activity": activity.value,
+                "sensitivity": sensitivity.value, "beneficiary_id": beneficiary_id,
+                "note": note, "created_at": now.isoformat(), "expires_at": expires,
+                "mind": mind})
             rows = await Census(tx).select("grants", GRANT_COLUMNS, "grant_id = ?", (grant_id,))
         if not rows:
             raise InvalidRequest("the grant could not be recorded")
@@ -115,12 +114,11 @@ class GrantBook:
         if shared and not person.is_owner:
             raise InvalidRequest("only the household's owner can revoke grants over shared facts")
         scope = SHARED if shared else private_scope(person.person_id)
-        async with self._store.transaction() as tx:
-            return await tx.execute(
-                "UPDATE grants SET revoked_at = ? WHERE grantor_id = ? AND scope = ?"
-                " AND activity = ? AND sensitivity = ? AND revoked_at IS NULL",
-                (self._now().isoformat(), person.person_id, scope, activity.value,
-                 sensitivity.value),
+        async with self._gate.writing() as tx:
+            return await tx.lane(scope).update(
+                "grants", "revoked_at = ?",
+                "grantor_id = ? AND activity = ? AND sensitivity = ? AND revoked_at IS NULL",
+                (self._now().isoformat(), person.person_id, activity.value, sensitivity.value),
             )
 
     async def list(

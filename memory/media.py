@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.gate import Census, Gate
+from memory.gate import Census, Gate, Writing
 from memory.models import check_scope
 from memory.store import Store
 
@@ -51,12 +51,11 @@ class MediaBook:
         if kind not in KINDS:
             raise ValueError(f"not a kind of media: {kind!r}")
         check_scope(scope)
-        async with self._store.transaction() as tx:
-            await tx.execute(
-                "INSERT OR IGNORE INTO media_waiting(kind, file_id, chat_id, telegram_chat,"
-                " speaker_id, scope, at, attempts) VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
-                (kind, file_id, chat_id, telegram_chat, speaker_id, scope,
-                 self._now().isoformat()))
+        async with self._gate.writing() as tx:
+            await tx.lane(scope).insert("media_waiting", {
+                "kind": kind, "file_id": file_id, "chat_id": chat_id,
+                "telegram_chat": telegram_chat, "speaker_id": speaker_id, "scope": scope,
+                "at": self._now().isoformat(), "attempts": 0}, ignore=True)
 
     async def waiting(self, kinds: tuple[str, ...], limit: int = 10) -> list[Waiting]:
         """The oldest files of these kinds still waiting, each read in its own scope's lane."""
@@ -80,13 +79,15 @@ class MediaBook:
         return out
 
     async def done(self, media_id: int) -> None:
-        async with self._store.transaction() as tx:
-            await tx.execute("DELETE FROM media_waiting WHERE media_id = ?", (media_id,))
+        async with self._gate.writing() as tx:
+            if (scope := await _scope_of(tx, media_id)) is not None:
+                await tx.lane(scope).delete("media_waiting", "media_id = ?", (media_id,))
 
     async def failed(self, media_id: int) -> None:
-        async with self._store.transaction() as tx:
-            await tx.execute("UPDATE media_waiting SET attempts = attempts + 1"
-                             " WHERE media_id = ?", (media_id,))
+        async with self._gate.writing() as tx:
+            if (scope := await _scope_of(tx, media_id)) is not None:
+                await tx.lane(scope).update("media_waiting", "attempts = attempts + 1",
+                                            "media_id = ?", (media_id,))
 
     async def first_notice(self, person_id: str, kind: str) -> bool:
         """True the first time a member is told she cannot take in this kind; False after."""
@@ -95,3 +96,8 @@ class MediaBook:
                 "INSERT OR IGNORE INTO media_notices(person_id, kind, at) VALUES (?, ?, ?)"
                 " RETURNING person_id",
                 (person_id, kind, self._now().isoformat())))
+
+
+async def _scope_of(tx: Writing, media_id: int) -> str | None:
+    scope = await Census(tx).value("media_waiting", "scope", "media_id = ?", (media_id,))
+    return None if scope is None else str(scope)

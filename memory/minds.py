@@ -172,15 +172,17 @@ class MindBook:
         already knew it) and its grants are revoked with it. The row stays."""
         cleaned = name.strip().lower()
         now = self._now().isoformat()
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             changed = await tx.execute(
                 "UPDATE minds SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL",
                 (now, cleaned))
             if not changed:
                 raise InvalidRequest(f"no live mind called {name!r} (see `hearth minds`)")
-            await tx.execute(
-                "UPDATE grants SET revoked_at = ? WHERE mind = ? AND revoked_at IS NULL",
-                (now, cleaned))
+            for r in await Census(tx).select("grants", "DISTINCT scope", "mind = ?",
+                                             (cleaned,)):
+                await tx.lane(str(r["scope"])).update(
+                    "grants", "revoked_at = ?", "mind = ? AND revoked_at IS NULL",
+                    (now, cleaned))
             rows = await Census(tx).select(
                 "minds", "name, person_id, created_at, revoked_at", "name = ?", (cleaned,))
         self._known.clear()

@@ -23,7 +23,7 @@ from typing import Literal
 
 from memory.classifier import classify
 from memory.errors import InvalidRequest
-from memory.gate import Census, Gate
+from memory.gate import Census, Gate, Lane, Writing
 from memory.goals import GoalBook, open_goal
 from memory.inbox import Delivery, queue_reply
 from memory.lens import may_echo
@@ -184,7 +184,7 @@ class ReminderBook:
     async def pending_question(self, person_id: str, chat_id: str) -> Reminder | None:
         """The reminder she asked this member "when?" about in this chat, while it waits."""
         since = (self._now() - ASK_LIFETIME).isoformat()
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             row = await tx.fetchone(
                 f"SELECT {_COLUMNS} FROM reminders WHERE person_id = ? AND chat_id = ?"
                 " AND state = 'asking' AND created_at >= ? ORDER BY reminder_id DESC LIMIT 1",
@@ -196,7 +196,7 @@ class ReminderBook:
                      recurrence: str | None, wall: str | None, exact: bool) -> Reminder | None:
         """Her question is answered: the reminder is scheduled (None when it no longer waits)."""
         now = self._now().isoformat()
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             changed = await tx.execute(
                 "UPDATE reminders SET state = 'scheduled', due_at = ?, zone = ?, recurrence = ?,"
                 " wall = ?, exact = ?, updated_at = ? WHERE reminder_id = ? AND state = 'asking'",
@@ -204,16 +204,13 @@ class ReminderBook:
             )
             if changed != 1:
                 return None
-            await tx.execute(
-                "UPDATE goals SET due = ?, updated_at = ? WHERE goal_id ="
-                " (SELECT goal_id FROM reminders WHERE reminder_id = ?)",
-                (due.isoformat(), now, reminder_id),
-            )
-            return await self._one(tx, reminder_id)
+            answered = await self._one(tx, reminder_id)
+            await _move_goal(tx, answered.goal_id, due.isoformat(), now)
+            return answered
 
     async def lapse(self, reminder_id: int) -> None:
         """Her question went unanswered: the reminder is let go (its goal stays, with no time)."""
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             await tx.execute(
                 "UPDATE reminders SET state = 'cancelled', updated_at = ?"
                 " WHERE reminder_id = ? AND state = 'asking'",
@@ -223,7 +220,7 @@ class ReminderBook:
     async def cancel(self, person_id: str, reminder_id: int) -> bool:
         """A member cancels one of their own; its goal is dropped when nothing else keeps it."""
         now = self._now().isoformat()
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             changed = await tx.execute(
                 "UPDATE reminders SET state = 'cancelled', updated_at = ? WHERE reminder_id = ?"
                 " AND person_id = ? AND state IN ('scheduled', 'asking')",
@@ -238,7 +235,7 @@ class ReminderBook:
         fired within `AGAIN_WITHIN` comes once more, `by` from now (and only once: no nagging).
         None when there is nothing of theirs to snooze."""
         now = self._now()
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             row = await tx.fetchone(
                 f"SELECT {_COLUMNS} FROM reminders WHERE reminder_id = ? AND person_id = ?",
                 (reminder_id, person_id),
@@ -259,13 +256,12 @@ class ReminderBook:
                 " updated_at = ? WHERE reminder_id = ?",
                 (due.isoformat(), now.isoformat(), reminder_id),
             )
-            await tx.execute("UPDATE goals SET due = ?, updated_at = ? WHERE goal_id = ?",
-                             (due.isoformat(), now.isoformat(), reminder.goal_id))
+            await _move_goal(tx, reminder.goal_id, due.isoformat(), now.isoformat())
             return await self._one(tx, reminder_id)
 
     async def postpone(self, reminder: Reminder, until: datetime) -> bool:
         """The occurrence `reminder` names waits until `until` (the day's cap was reached)."""
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             changed = await tx.execute(
                 "UPDATE reminders SET due_at = ?, updated_at = ? WHERE reminder_id = ?"
                 " AND due_at = ? AND state = 'scheduled'",
@@ -280,7 +276,7 @@ class ReminderBook:
         """A member's daily check-in at `wall` (first at `due`), or none (`wall` None)."""
         check_scope(scope)
         now = self._now().isoformat()
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             await tx.execute(
                 "UPDATE reminders SET state = 'cancelled', updated_at = ? WHERE person_id = ?"
                 " AND kind = 'checkin' AND state = 'scheduled'",
@@ -302,7 +298,7 @@ class ReminderBook:
         time in the new zone (`next_due` says when each comes next); a one-off keeps its
         instant. Returns how many moved."""
         now = self._now().isoformat()
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             rows = await tx.fetchall(
                 f"SELECT {_COLUMNS} FROM reminders WHERE person_id = ? AND state = 'scheduled'"
                 " AND recurrence IS NOT NULL",
@@ -332,7 +328,7 @@ class ReminderBook:
         if on_telegram is not None:
             where.append("telegram_chat IS NOT NULL" if on_telegram
                          else "telegram_chat IS NULL")
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             rows = await tx.fetchall(
                 f"SELECT {_COLUMNS} FROM reminders WHERE {' AND '.join(where)}"
                 " ORDER BY due_at, reminder_id",
@@ -395,7 +391,7 @@ class ReminderBook:
 
     async def started_on(self, person_id: str, local_day: str) -> int:
         """How many messages she started herself for this member on their local day."""
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             return int(await tx.scalar(
                 "SELECT count(*) FROM reminder_firings WHERE person_id = ? AND local_day = ?"
                 " AND self_started = 1 AND turn_id IS NOT NULL",
@@ -405,7 +401,7 @@ class ReminderBook:
     async def firings(self, person_id: str | None = None) -> list[Firing]:
         """The trace of what she sent (ids and reasons, never words), oldest first."""
         where, params = ("1", ()) if person_id is None else ("person_id = ?", (person_id,))
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             rows = await tx.fetchall(
                 f"SELECT * FROM reminder_firings WHERE {where} ORDER BY fired_at, reminder_id",
                 params,
@@ -443,7 +439,7 @@ class ReminderBook:
         occurrence over unsent. Returns her line's id (0 when passed over), or None when the
         occurrence was already handled, cancelled or moved meanwhile."""
         now = self._now().isoformat()
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             current = await tx.fetchone(
                 "SELECT state, due_at FROM reminders WHERE reminder_id = ?",
                 (reminder.reminder_id,),
@@ -478,10 +474,7 @@ class ReminderBook:
                     " WHERE reminder_id = ?",
                     (next_due.isoformat(), now, reminder.reminder_id),
                 )
-                await tx.execute(
-                    "UPDATE goals SET due = ?, updated_at = ? WHERE goal_id = ?",
-                    (next_due.isoformat(), now, reminder.goal_id),
-                )
+                await _move_goal(tx, reminder.goal_id, next_due.isoformat(), now)
             else:
                 await tx.execute(
                     "UPDATE reminders SET state = 'done', updated_at = ? WHERE reminder_id = ?",
@@ -498,7 +491,7 @@ class ReminderBook:
         return _reminder(row)
 
 
-async def _say(tx: Tx, reminder: Reminder, text: str, *, now: str, template_version: str,
+async def _say(tx: Writing, reminder: Reminder, text: str, *, now: str, template_version: str,
                used: Mapping[str, Sequence[int]], tokens: dict[str, int]) -> int:
     """Her line in the reminder's chat and scope, as a reply of hers is stored: at least as
     private as the goal it reminds of (whose class its meaning raised when it was made)."""
@@ -507,12 +500,9 @@ async def _say(tx: Tx, reminder: Reminder, text: str, *, now: str, template_vers
     sensitivity = classify(masked)
     if goal is not None:
         sensitivity = more_private(sensitivity, Sensitivity(str(goal)))
-    turn_id = await tx.execute(
-        "INSERT INTO turns(chat_id, speaker_id, role, scope, sensitivity, text, at)"
-        " VALUES (?, NULL, ?, ?, ?, ?, ?)",
-        (reminder.chat_id, Role.ASSISTANT.value, reminder.scope, sensitivity.value,
-         masked, now),
-    )
+    turn_id = await tx.lane(reminder.scope).insert("turns", {
+        "chat_id": reminder.chat_id, "speaker_id": None, "role": Role.ASSISTANT.value,
+        "scope": reminder.scope, "sensitivity": sensitivity.value, "text": masked, "at": now})
     await tx.execute(
         "INSERT OR REPLACE INTO turn_log(turn_id, template_version, tokens, belief_ids, at)"
         " VALUES (?, ?, ?, ?, ?)",
@@ -522,12 +512,29 @@ async def _say(tx: Tx, reminder: Reminder, text: str, *, now: str, template_vers
     return turn_id
 
 
-async def _settle_goal(tx: Tx, reminder_id: int, state: str, now: str) -> None:
+async def _settle_goal(tx: Writing, reminder_id: int, state: str, now: str) -> None:
     """The reminder's goal takes `state` unless another reminder still keeps it scheduled."""
-    await tx.execute(
-        "UPDATE goals SET state = ?, updated_at = ? WHERE state = 'open' AND goal_id ="
-        " (SELECT goal_id FROM reminders WHERE reminder_id = ?) AND NOT EXISTS (SELECT 1 FROM"
-        " reminders o WHERE o.goal_id = goals.goal_id AND o.reminder_id != ?"
-        " AND o.state IN ('scheduled', 'asking'))",
-        (state, now, reminder_id, reminder_id),
-    )
+    goal_id = await tx.scalar("SELECT goal_id FROM reminders WHERE reminder_id = ?",
+                              (reminder_id,))
+    if (lane := await _goal_lane(tx, goal_id)) is not None:
+        await lane.update(
+            "goals", "state = ?, updated_at = ?",
+            "state = 'open' AND goal_id = ? AND NOT EXISTS (SELECT 1 FROM reminders o"
+            " WHERE o.goal_id = goals.goal_id AND o.reminder_id != ?"
+            " AND o.state IN ('scheduled', 'asking'))",
+            (state, now, goal_id, reminder_id))
+
+
+async def _goal_lane(tx: Writing, goal_id: object) -> Lane | None:
+    """The lane of the scope a reminder's goal lives in (None: no such goal)."""
+    if goal_id is None:
+        return None
+    scope = await Census(tx).value("goals", "scope", "goal_id = ?", (goal_id,))
+    return None if scope is None else tx.lane(str(scope))
+
+
+async def _move_goal(tx: Writing, goal_id: int | None, due: str, now: str) -> None:
+    """The reminder's goal is due when the reminder next fires."""
+    if (lane := await _goal_lane(tx, goal_id)) is not None:
+        await lane.update("goals", "due = ?, updated_at = ?", "goal_id = ?",
+                          (due, now, goal_id))

@@ -104,7 +104,7 @@ class SnapshotBook:
         chats quiet for longer. Returns how many were made."""
         active = (now - OPEN_FOR).isoformat()
         stale = (now - REFRESH_AFTER).isoformat()
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             census = Census(tx)
             # Lines are stored in time order: the window's lines are those after the newest
             # one older than it, found walking back from the newest line, so a tick reads the
@@ -129,8 +129,7 @@ class SnapshotBook:
                         or str(old["made_at"]) < stale):
                     due.append((*key, int(row["newest"])))
             for chat_id, scope in made:  # a quiet chat's picture would mislead: it goes
-                await tx.execute("DELETE FROM snapshots WHERE chat_id = ? AND scope = ?",
-                                 (chat_id, scope))
+                await tx.lane(scope).delete("snapshots", "chat_id = ?", (chat_id,))
         for chat_id, scope, newest in due:
             await self._make(chat_id, scope, newest, now)
         return len(due)

@@ -114,24 +114,25 @@ class Tx:
     It refuses any statement that selects from a walled table (`walled_source`): remembered
     content is read only through the gate, which reads through `unwalled(tx)` and puts the
     wall in every statement itself. So a read written beside the gate fails when it runs,
-    whatever builds its SQL, not only when a test reads the source. A lane's view of it for
-    the household's own tables (`household`) refuses to write content too: a scope's rows are
-    written through its lane (`memory.gate.Lane`), which confines each write to that scope."""
+    whatever builds its SQL, not only when a test reads the source. It refuses to write a
+    walled table too: a scope's rows are written through its lane (`memory.gate.Lane`), which
+    confines each write to that scope."""
 
     def __init__(self, conn: aiosqlite.Connection, *, opening: _Opening,
-                 walled: bool = True, writes_content: bool = True) -> None:
+                 walled: bool = True) -> None:
         self._conn = conn
         self._walled = walled
-        self._writes_content = writes_content
         self._opening = opening
         # The ledger's last receipt as this transaction appended it (`memory.receipts`): the
         # transaction holds the write lock, so no one else can append after it before commit.
         self.ledger_head: object | None = None
 
     def _check(self, sql: str) -> None:
-        if self._walled and (table := walled_source(sql)) is not None:
+        if not self._walled:
+            return
+        if (table := walled_source(sql)) is not None:
             raise ContentRefused(f"remembered content ({table}) is read only through the gate")
-        if not self._writes_content and (table := writes_content(sql)) is not None:
+        if (table := writes_content(sql)) is not None:
             raise ContentRefused(f"remembered content ({table}) is written only through its"
                                  " scope's lane")
 
@@ -271,9 +272,9 @@ def unwalled(tx: Tx) -> Tx:
 
 
 def household(tx: Tx) -> Tx:
-    """The same transaction for the household's own tables alone: it refuses to read or to
-    write remembered content (a lane's `household`, beside the lane's confined writes)."""
-    return Tx(tx._conn, walled=True, writes_content=False, opening=tx._opening)
+    """The same transaction as a plain one, for the household's own tables (a lane's
+    `household`): like every transaction beside the gate, it reads and writes no content."""
+    return Tx(tx._conn, opening=tx._opening)
 
 
 @dataclass

@@ -36,15 +36,16 @@ class SummaryBook:
         check_scope(scope)
         masked = mask_secrets(text.strip())
         sensitivity = functools.reduce(more_private, made_from, classify(masked))
-        async with self._store.transaction() as tx:
-            await tx.execute(
-                "INSERT INTO summaries(scope, chat_id, text, sensitivity, through_turn_id,"
-                " updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(scope, chat_id) DO UPDATE"
-                " SET text = excluded.text, sensitivity = excluded.sensitivity,"
-                " through_turn_id = excluded.through_turn_id, updated_at = excluded.updated_at",
-                (scope, chat_id, masked, sensitivity.value, through_turn_id,
-                 self._now().isoformat()),
-            )
+        async with self._gate.writing() as tx:
+            await tx.lane(scope).insert(
+                "summaries", {"scope": scope, "chat_id": chat_id, "text": masked,
+                              "sensitivity": sensitivity.value,
+                              "through_turn_id": through_turn_id,
+                              "updated_at": self._now().isoformat()},
+                upsert="ON CONFLICT(scope, chat_id) DO UPDATE SET text = excluded.text,"
+                       " sensitivity = excluded.sensitivity,"
+                       " through_turn_id = excluded.through_turn_id,"
+                       " updated_at = excluded.updated_at")
 
     async def get(self, ctx: AccessContext, chat_id: str) -> Summary | None:
         """The chat's rolling summary, if its scope may be seen here and the work may use it."""

@@ -94,19 +94,17 @@ class TranscriptBook:
         check_scope(scope)
         masked = line_text(text)
         klass = classify(masked).value  # before the transaction: no one waits on the rules
-        async with self._store.transaction() as tx:
+        async with self._gate.writing() as tx:
             if source_update is not None:
                 existing = await Census(tx).value(
                     "turns", "turn_id", "source_update = ?", (source_update,)
                 )
                 if existing is not None:
                     return int(str(existing)), False
-            turn_id = await tx.execute(
-                "INSERT INTO turns(chat_id, speaker_id, role, scope, sensitivity, text, at,"
-                " source_update) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (chat_id, speaker_id, role.value, scope, klass, masked,
-                 self._now().isoformat(), source_update),
-            )
+            turn_id = await tx.lane(scope).insert("turns", {
+                "chat_id": chat_id, "speaker_id": speaker_id, "role": role.value,
+                "scope": scope, "sensitivity": klass, "text": masked,
+                "at": self._now().isoformat(), "source_update": source_update})
         if role == Role.USER and file_later:
             # Filed once stored: inside `Memory.at_once` that is when the block commits.
             self._store.committed(lambda: self._vectors.file_later([(turn_id, scope, masked)]))
@@ -134,12 +132,10 @@ class TranscriptBook:
         masked = line_text(text)
         klass = classify(masked).value
         now = self._now().isoformat()
-        async with self._store.transaction() as tx:
-            reply_turn = await tx.execute(
-                "INSERT INTO turns(chat_id, speaker_id, role, scope, sensitivity, text, at)"
-                " VALUES (?, NULL, ?, ?, ?, ?, ?)",
-                (chat_id, Role.ASSISTANT.value, scope, klass, masked, now),
-            )
+        async with self._gate.writing() as tx:
+            reply_turn = await tx.lane(scope).insert("turns", {
+                "chat_id": chat_id, "speaker_id": None, "role": Role.ASSISTANT.value,
+                "scope": scope, "sensitivity": klass, "text": masked, "at": now})
             await tx.execute(
                 "INSERT OR REPLACE INTO turn_log(turn_id, template_version, tokens, belief_ids,"
                 " at, memories) VALUES (?, ?, ?, ?, ?, ?)",

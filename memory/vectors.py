@@ -985,7 +985,7 @@ class VectorBook:
         now = self._now().isoformat()
         voice = "speaker_id" if tier is LINES else "subject_id"
         async with self._gate.writing() as tx:
-            marks: list[tuple[str, int, int, str, float, str]] = []
+            marks: dict[str, list[tuple[str, int, int, str, float, str]]] = {}
             for row_id, hits in found.items():
                 scope = scopes[row_id]
                 wanted = [row_id, *(old for old, _ in hits)]
@@ -997,11 +997,12 @@ class VectorBook:
                     continue
                 same = [(old, sim) for old, sim in hits
                         if old in voices and voices[old] == voices[row_id]]
-                marks += [(tier.table, old, row_id, scope, sim, now)
-                          for old, sim in same[:REPLACED_MOST]]
-            await tx.executemany(
-                "INSERT OR IGNORE INTO replacements(tier, old_id, new_id, scope, similarity, at)"
-                " VALUES (?, ?, ?, ?, ?, ?)", marks)
+                marks.setdefault(scope, []).extend((tier.table, old, row_id, scope, sim, now)
+                                                   for old, sim in same[:REPLACED_MOST])
+            for scope, marked in marks.items():
+                await tx.lane(scope).insert_many(
+                    "replacements", ("tier", "old_id", "new_id", "scope", "similarity", "at"),
+                    marked, ignore=True)
 
     async def _sense(self, tx: Writing, tier: Tier, items: Sequence[tuple[int, str, str]],
                      vectors: Matrix, alive: set[int]) -> None:
@@ -1032,14 +1033,13 @@ class VectorBook:
         async with self._gate.writing() as tx:
             # Alive: still there and not forgotten (a forget may have ended while it embedded).
             alive = await _alive(tx, tier, items)
-            await tx.executemany(
-                f"INSERT OR REPLACE INTO {tier.vectors}({key}, model, vector) VALUES (?, ?, ?)",
-                [
-                    (row_id, model, vectors[i].tobytes())
-                    for i, (row_id, _, _) in enumerate(items)
-                    if row_id in alive
-                ],
-            )
+            kept: dict[str, list[tuple[int, str, bytes]]] = {}
+            for i, (row_id, scope, _) in enumerate(items):
+                if row_id in alive:
+                    kept.setdefault(scope, []).append((row_id, model, vectors[i].tobytes()))
+            for scope, fresh in kept.items():
+                await tx.lane(scope).insert_many(tier.vectors, (key, "model", "vector"), fresh,
+                                                 replace=True)
             await self._sense(tx, tier, items, vectors, alive)
         by_scope: dict[str, list[int]] = {}
         for i, (row_id, scope, _) in enumerate(items):

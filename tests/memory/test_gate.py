@@ -42,7 +42,7 @@ async def test_a_lane_sees_its_own_scope_and_nothing_of_anyone_elses(home: House
             await bobs.select("people")
 
 
-async def test_a_transaction_beside_the_gate_cannot_read_anyones_words_however_it_asks(
+async def test_a_transaction_beside_the_gate_cannot_read_or_write_anyones_words_however_it_asks(
     home: Household,
 ) -> None:
     m = home.memory
@@ -70,9 +70,14 @@ async def test_a_transaction_beside_the_gate_cannot_read_anyones_words_however_i
                 await tx.fetchall(sql)
             with pytest.raises(ContentRefused):
                 await tx.execute(sql)
+        # Nor write them: a scope's rows are written through its lane.
+        for sql in ("UPDATE beliefs SET scope = 'shared' WHERE 0", f"DELETE FROM {table}",
+                    "INSERT INTO goals(person_id, scope, text) VALUES ('p', 'shared', 'x')"):
+            with pytest.raises(ContentRefused, match="only through its scope's lane"):
+                await tx.execute(sql)
         # What holds no member's words is still read and written as before.
         assert await tx.scalar("SELECT count(*) FROM people") == 3
-        assert await tx.execute("UPDATE beliefs SET salience = salience WHERE 0") == 0
+        assert await tx.execute("UPDATE people SET name = name WHERE 0") == 0
     async with m._store.transaction() as tx:
         assert await tx.scalar("SELECT count(*) FROM affect") == 0  # nothing was copied
 
@@ -262,6 +267,11 @@ async def test_a_lane_neither_reads_past_its_scope_nor_writes_content_beside_its
         assert await bobs.household.scalar("SELECT count(*) FROM people") == 3
         with pytest.raises(ValueError, match="not a keyword index"):
             await bobs.merge_indexes("beliefs")
+        # Nor move a row out of its scope, which would publish it.
+        with pytest.raises(ValueError, match="keeps its rows"):
+            await bobs.update("beliefs", "scope = 'shared'", "1")
+        with pytest.raises(ValueError, match="keeps its rows"):
+            await bobs.update("evidence", "weight = 1, belief_id = 1", "1")
     assert not hasattr(bobs, "tx")
     hers = await m.beliefs.inspect(AccessContext.for_member(
         home.alice.person_id, Activity.MEMBER_INSPECT, "their own beliefs"))

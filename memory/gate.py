@@ -126,10 +126,11 @@ _PARENT = re.compile(r"^(\w+) IN \(SELECT (\w+) FROM (\w+) WHERE (.*)\)$", re.DO
 
 
 def _row_rule(table: str) -> str:
-    """A lane's rule for one row of `table` (named by the table's own name): its scope column,
-    or its parent's, looked up by key. The wall's form (`_where`) lists the scope's ids once per
-    statement, which suits a reader's search over many rows; a lane's statements name a few
-    rows, and a lookup by key costs the same at any size where a list costs the scope's size."""
+    """The rule (`{}` over a `scope` column) for one row of `table`, named by the table's own
+    name: its scope column, or its parent's, looked up by key. The declared form (`_where`)
+    lists the scope's ids once per statement; a lane's statements and a reader's `select`
+    name a few rows, and a lookup by key costs the same at any size where a list costs the
+    size of what the reader sees."""
     def down(rule: str, outer: str) -> str:
         found = _PARENT.match(rule)
         if found is None:
@@ -137,21 +138,25 @@ def _row_rule(table: str) -> str:
         column, key, parent, inner = found.groups()
         return (f"EXISTS (SELECT 1 FROM {parent} WHERE {parent}.{key} = {outer}.{column}"
                 f" AND {down(inner, parent)})")
-    return down(_where(table, "{}"), table).format("scope = ?")
+    return down(_where(table, "{}"), table)
 
 
-_OWN_RULES = {table: _row_rule(table) for table in _SCOPED}
+_ROW_RULES = {table: _row_rule(table) for table in _SCOPED}
 # The columns that tie a row to its scope: its own scope, or the key of the row it hangs from.
 _TIES = {table: frozenset({"scope", *(m.groups()[:1] if (m := _PARENT.match(rule)) else ())})
          for table, rule in _SCOPED.items()}
 _ASSIGNED = re.compile(r"(?:^|,)\s*([A-Za-z_]+)\s*=")
 
 
-def _own_rule(table: str) -> str:
+def _row_where(table: str, rule: str) -> str:
     try:
-        return _OWN_RULES[table]
+        return _ROW_RULES[table].format(rule)
     except KeyError:
         raise ValueError(f"not a content table: {table!r}") from None
+
+
+def _own_rule(table: str) -> str:
+    return _row_where(table, "scope = ?")
 
 
 _KEYWORD_INDEXES = frozenset(index for _, index, _ in _KEYWORD_TIERS.values())
@@ -249,7 +254,7 @@ class Read:
     ) -> list[Row]:
         """Rows of a content table that the wall lets this reader see and `where` matches."""
         rule = self.wall()
-        scoped = _where(table, rule.sql)
+        scoped = _row_where(table, rule.sql)
         if table in _REFS and columns == "*":
             kind, key = _REFS[table]
             columns = f"*, ref('{kind}', {key}) AS ref"

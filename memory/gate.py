@@ -669,7 +669,7 @@ class Writing(Tx):
     content like any other, and it is where the lanes of the scopes it writes come from."""
 
     def lane(self, scope: str) -> Lane:
-        """One scope's lane in this transaction: its reads confined to `scope`."""
+        """One scope's lane in this transaction: its statements confined to `scope`."""
         return Lane(self, scope, key=_KEY)
 
 

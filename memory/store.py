@@ -80,12 +80,6 @@ def _walled(name: str | None) -> bool:
     return table is not None and table.scope is not None
 
 
-def written_table(sql: str) -> str | None:
-    """The table this statement writes, if it writes one."""
-    found = _TARGET.match(sql)
-    return None if found is None else found.group(1)
-
-
 def walled_source(sql: str) -> str | None:
     """The walled table (or keyword index) this statement reads, if any: remembered content,
     which only the gate reads (`memory.gate` puts the wall in every such statement). A read is
@@ -102,10 +96,17 @@ def walled_source(sql: str) -> str | None:
     return None
 
 
+# Every table a statement may write, wherever it stands in it (after a WITH as well).
+_WRITES = re.compile(r"\b(?:INTO|UPDATE(?:\s+OR\s+[A-Za-z]+)?|DELETE\s+FROM)\s+"
+                     r"([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+
+
 def writes_content(sql: str) -> str | None:
     """The walled table this statement writes, if it writes one."""
-    target = written_table(_LITERALS.sub("''", sql))
-    return target if _walled(target) else None
+    for name in _WRITES.findall(_LITERALS.sub("''", sql)):
+        if _walled(name):
+            return str(name)
+    return None
 
 
 class Tx:

@@ -72,7 +72,8 @@ async def test_a_transaction_beside_the_gate_cannot_read_or_write_anyones_words_
                 await tx.execute(sql)
         # Nor write them: a scope's rows are written through its lane.
         for sql in ("UPDATE beliefs SET scope = 'shared' WHERE 0", f"DELETE FROM {table}",
-                    "INSERT INTO goals(person_id, scope, text) VALUES ('p', 'shared', 'x')"):
+                    "INSERT INTO goals(person_id, scope, text) VALUES ('p', 'shared', 'x')",
+                    "WITH nothing AS (SELECT 1) UPDATE beliefs SET scope = 'shared' WHERE 0"):
             with pytest.raises(ContentRefused, match="only through its scope's lane"):
                 await tx.execute(sql)
         # What holds no member's words is still read and written as before.

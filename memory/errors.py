@@ -10,7 +10,8 @@
     └── LedgerError       the install secret is missing or unreadable
 
 Outside the tree, because no member's input can cause it: `ContentRefused`, a statement that
-tried to select remembered content beside the gate (a defect in the code, never caught).
+tried to read or write remembered content beside the gate (a defect in the code, never
+caught).
 
 Messages are one line, written for the person at the keyboard, and never carry remembered
 content or a secret token.
@@ -49,4 +50,5 @@ class LedgerError(HearthError):
 
 
 class ContentRefused(RuntimeError):
-    """A statement selected from a walled table through a transaction, not through the gate."""
+    """A statement read or wrote a walled table through a transaction, not through the gate
+    (or a lane was handed a condition that reads past its scope)."""

@@ -68,37 +68,28 @@ def is_transient(exc: sqlite3.Error) -> bool:
 
 _SOURCES = re.compile(r"\b(?:FROM|JOIN)\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 _LITERALS = re.compile(r"'[^']*'")
-# The table a statement writes: INSERT/REPLACE INTO t, UPDATE t, DELETE FROM t.
-_TARGET = re.compile(
-    r"^\s*(?:(?:INSERT|REPLACE)(?:\s+OR\s+[A-Za-z]+)?\s+INTO|UPDATE(?:\s+OR\s+[A-Za-z]+)?"
-    r"|DELETE\s+FROM)\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+# Every table a statement writes (INSERT/REPLACE INTO t, UPDATE t, DELETE FROM t), wherever it
+# stands in it (after a WITH as well).
+_WRITES = re.compile(r"\b(?:INTO|UPDATE(?:\s+OR\s+[A-Za-z]+)?|DELETE\s+FROM)\s+"
+                     r"([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 _RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
 
 
-def _walled(name: str | None) -> bool:
-    table = None if name is None else declared(name.lower())
+def _walled(name: str) -> bool:
+    table = declared(name.lower())
     return table is not None and table.scope is not None
 
 
 def walled_source(sql: str) -> str | None:
     """The walled table (or keyword index) this statement reads, if any: remembered content,
     which only the gate reads (`memory.gate` puts the wall in every such statement). A read is
-    any FROM or JOIN but a DELETE's own target (a SELECT, an INSERT ... SELECT, an UPDATE ...
+    any FROM or JOIN but a write's own target (a SELECT, an INSERT ... SELECT, an UPDATE ...
     FROM), and a write that hands back what it wrote (RETURNING)."""
     said = _LITERALS.sub("''", sql)
-    head = _TARGET.match(said)
-    body = said if head is None else said[head.end():]
-    for name in _SOURCES.findall(body):
+    for name in _SOURCES.findall(_WRITES.sub("", said)):
         if _walled(name):
             return str(name)
-    if head is not None and _walled(head.group(1)) and _RETURNING.search(body):
-        return head.group(1)
-    return None
-
-
-# Every table a statement may write, wherever it stands in it (after a WITH as well).
-_WRITES = re.compile(r"\b(?:INTO|UPDATE(?:\s+OR\s+[A-Za-z]+)?|DELETE\s+FROM)\s+"
-                     r"([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+    return writes_content(said) if _RETURNING.search(said) else None
 
 
 def writes_content(sql: str) -> str | None:

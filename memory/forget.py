@@ -305,8 +305,8 @@ KEYWORD_INDEXES = ("beliefs_fts", "turns_fts", "chunks_fts")
 async def purge_snapshots(tx: Writing) -> None:
     """Drop every chat's snapshot (a machinery's note the tick remakes from what is left),
     scope by scope."""
-    for r in await Census(tx).select("snapshots", "DISTINCT scope"):
-        await tx.lane(str(r["scope"])).delete("snapshots")
+    for lane in await tx.lanes("snapshots"):
+        await lane.delete("snapshots")
 
 
 async def purge_scope(tx: Writing, scope: str) -> list[int]:

@@ -672,6 +672,13 @@ class Writing(Tx):
         """One scope's lane in this transaction: its statements confined to `scope`."""
         return Lane(self, scope, key=_KEY)
 
+    async def lanes(self, table: str, where: str = "1",
+                    params: Sequence[object] = ()) -> list[Lane]:
+        """The lanes of the scopes holding rows of `table` that meet `where` (a condition
+        over columns without words: the census reads it), to write those rows in each."""
+        rows = await Census(self).select(table, "DISTINCT scope", where, params, order="scope")
+        return [self.lane(str(r["scope"])) for r in rows]
+
 
 @dataclass
 class _Together:

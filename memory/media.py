@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.gate import Census, Gate, Writing
+from memory.gate import Census, Gate
 from memory.models import check_scope
 from memory.store import Store
 
@@ -80,14 +80,14 @@ class MediaBook:
 
     async def done(self, media_id: int) -> None:
         async with self._gate.writing() as tx:
-            if (scope := await _scope_of(tx, media_id)) is not None:
-                await tx.lane(scope).delete("media_waiting", "media_id = ?", (media_id,))
+            for lane in await tx.lanes("media_waiting", "media_id = ?", (media_id,)):
+                await lane.delete("media_waiting", "media_id = ?", (media_id,))
 
     async def failed(self, media_id: int) -> None:
         async with self._gate.writing() as tx:
-            if (scope := await _scope_of(tx, media_id)) is not None:
-                await tx.lane(scope).update("media_waiting", "attempts = attempts + 1",
-                                            "media_id = ?", (media_id,))
+            for lane in await tx.lanes("media_waiting", "media_id = ?", (media_id,)):
+                await lane.update("media_waiting", "attempts = attempts + 1", "media_id = ?",
+                                  (media_id,))
 
     async def first_notice(self, person_id: str, kind: str) -> bool:
         """True the first time a member is told she cannot take in this kind; False after."""
@@ -96,8 +96,3 @@ class MediaBook:
                 "INSERT OR IGNORE INTO media_notices(person_id, kind, at) VALUES (?, ?, ?)"
                 " RETURNING person_id",
                 (person_id, kind, self._now().isoformat())))
-
-
-async def _scope_of(tx: Writing, media_id: int) -> str | None:
-    scope = await Census(tx).value("media_waiting", "scope", "media_id = ?", (media_id,))
-    return None if scope is None else str(scope)

@@ -178,11 +178,9 @@ class MindBook:
                 (now, cleaned))
             if not changed:
                 raise InvalidRequest(f"no live mind called {name!r} (see `hearth minds`)")
-            for r in await Census(tx).select("grants", "DISTINCT scope", "mind = ?",
-                                             (cleaned,)):
-                await tx.lane(str(r["scope"])).update(
-                    "grants", "revoked_at = ?", "mind = ? AND revoked_at IS NULL",
-                    (now, cleaned))
+            for lane in await tx.lanes("grants", "mind = ?", (cleaned,)):
+                await lane.update("grants", "revoked_at = ?", "mind = ? AND revoked_at IS NULL",
+                                  (now, cleaned))
             rows = await Census(tx).select(
                 "minds", "name, person_id, created_at, revoked_at", "name = ?", (cleaned,))
         self._known.clear()

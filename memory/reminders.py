@@ -23,7 +23,7 @@ from typing import Literal
 
 from memory.classifier import classify
 from memory.errors import InvalidRequest
-from memory.gate import Census, Gate, Lane, Writing
+from memory.gate import Census, Gate, Writing
 from memory.goals import GoalBook, open_goal
 from memory.inbox import Delivery, queue_reply
 from memory.lens import may_echo
@@ -516,7 +516,7 @@ async def _settle_goal(tx: Writing, reminder_id: int, state: str, now: str) -> N
     """The reminder's goal takes `state` unless another reminder still keeps it scheduled."""
     goal_id = await tx.scalar("SELECT goal_id FROM reminders WHERE reminder_id = ?",
                               (reminder_id,))
-    if (lane := await _goal_lane(tx, goal_id)) is not None:
+    for lane in await tx.lanes("goals", "goal_id = ?", (goal_id,)):
         await lane.update(
             "goals", "state = ?, updated_at = ?",
             "state = 'open' AND goal_id = ? AND NOT EXISTS (SELECT 1 FROM reminders o"
@@ -525,16 +525,8 @@ async def _settle_goal(tx: Writing, reminder_id: int, state: str, now: str) -> N
             (state, now, goal_id, reminder_id))
 
 
-async def _goal_lane(tx: Writing, goal_id: object) -> Lane | None:
-    """The lane of the scope a reminder's goal lives in (None: no such goal)."""
-    if goal_id is None:
-        return None
-    scope = await Census(tx).value("goals", "scope", "goal_id = ?", (goal_id,))
-    return None if scope is None else tx.lane(str(scope))
-
-
 async def _move_goal(tx: Writing, goal_id: int | None, due: str, now: str) -> None:
     """The reminder's goal is due when the reminder next fires."""
-    if (lane := await _goal_lane(tx, goal_id)) is not None:
+    for lane in await tx.lanes("goals", "goal_id = ?", (goal_id,)):
         await lane.update("goals", "due = ?, updated_at = ?", "goal_id = ?",
                           (due, now, goal_id))

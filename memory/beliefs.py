@@ -234,6 +234,23 @@ async def _sensitivity_for(
     return by_words, None
 
 
+async def count_again(here: Lane, there: Lane, ev: Row, belief_id: int, *,
+                      version: int) -> int:
+    """Evidence row `ev` (read through `here`) counted again on `belief_id` in `there`'s scope,
+    with the lines it cites; returns the new row's id, or 0 when that belief already counts
+    the same source and sign."""
+    new_id = await there.insert("evidence", {
+        "belief_id": belief_id, "source": ev["source"], "sign": ev["sign"],
+        "weight": ev["weight"], "provenance": ev["provenance"],
+        "reliability": ev["reliability"], "version": version, "at": ev["at"]}, ignore=True)
+    if new_id:
+        heard = await here.select("evidence_turns", "evidence_id = ?", (ev["evidence_id"],),
+                                  columns="turn_id")
+        await there.insert_many("evidence_turns", ("evidence_id", "turn_id"),
+                                [(new_id, int(h["turn_id"])) for h in heard], ignore=True)
+    return new_id
+
+
 async def is_quarantined(lane: Lane, belief_id: int) -> bool:
     """One weak supporting source means quarantine; a second source, or a strong one, ends it.
     Minds (`memory.minds`) count as one source together: agents cannot corroborate each other."""
@@ -326,16 +343,7 @@ async def rehome_crossed_evidence(tx: Writing, owner_id: str | None, now: str) -
         marks = ", ".join("?" for _ in evidence)
         for ev in await here.select("evidence", f"evidence_id IN ({marks})", evidence,
                                     order="evidence_id"):
-            moved = await home.insert("evidence", {
-                "belief_id": int(str(found)), "source": ev["source"], "sign": ev["sign"],
-                "weight": ev["weight"], "provenance": ev["provenance"],
-                "reliability": ev["reliability"], "version": ev["version"], "at": ev["at"]},
-                ignore=True)
-            if moved:
-                heard = await here.select("evidence_turns", "evidence_id = ?",
-                                          (ev["evidence_id"],), columns="turn_id")
-                await home.insert_many("evidence_turns", ("evidence_id", "turn_id"),
-                                       [(moved, int(h["turn_id"])) for h in heard], ignore=True)
+            await count_again(here, home, ev, int(str(found)), version=int(ev["version"]))
         await here.delete("evidence", f"evidence_id IN ({marks})", evidence)
         touched[belief_id] = scope
         touched[int(str(found))] = origin

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from memory.beliefs import is_quarantined, rescore
+from memory.beliefs import count_again, is_quarantined, rescore
 from memory.gate import Gate, Lane
 from memory.models import SHARED, AccessContext, Activity, as_utc, private_scope
 from memory.people import PeopleBook
@@ -106,21 +106,8 @@ async def dedupe(
         for dup in (i for i in group if i != keeper):
             for ev in await lane.select("evidence", "belief_id = ?", (dup,),
                                         order="evidence_id"):
-                if await lane.value(
-                    "evidence", "1", "belief_id = ? AND source = ? AND sign = ?",
-                    (keeper, ev["source"], ev["sign"]),
-                ):
-                    continue
-                version += 1
-                new_id = await lane.insert("evidence", {
-                    "belief_id": keeper, "source": ev["source"], "sign": ev["sign"],
-                    "weight": ev["weight"], "provenance": ev["provenance"],
-                    "reliability": ev["reliability"], "version": version, "at": ev["at"]})
-                heard = await lane.select("evidence_turns", "evidence_id = ?",
-                                          (ev["evidence_id"],), columns="turn_id")
-                await lane.insert_many("evidence_turns", ("evidence_id", "turn_id"),
-                                       [(new_id, int(h["turn_id"])) for h in heard],
-                                       ignore=True)
+                if await count_again(lane, lane, ev, keeper, version=version + 1):
+                    version += 1
             await _supersede(lane, dup, keeper, now)
             gone.add(dup)
             merged += 1

@@ -709,7 +709,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return line
 
 
-def main() -> None:
+def arguments() -> argparse.ArgumentParser:
+    """The benchmark's options, with their defaults (`bench.memory_quality` runs it with
+    them too)."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--embedder", default="e5", choices=["e5", "minilm", "none"])
@@ -726,7 +728,11 @@ def main() -> None:
                         help="only check that the data is well-formed")
     parser.add_argument("--model", action="store_true",
                         help="the configured model judges too (OPENAI_BASE_URL, HEARTH_MODEL)")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = arguments().parse_args()
     print(json.dumps(asyncio.run(run(args)), ensure_ascii=False))
 
 

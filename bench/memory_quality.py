@@ -277,9 +277,8 @@ async def run(embedder_name: str, household: bool) -> None:
     print(json.dumps(result_line(report)))
     if household:  # the household benchmark, per category, beside BM25 in the same run
         print()
-        line = await household_memory.run(argparse.Namespace(
-            data=str(household_memory.DATA), embedder=embedder_name, baseline="bm25",
-            bm25_corpus="lines", limit=10, misses=False))
+        line = await household_memory.run(
+            household_memory.arguments().parse_args(["--embedder", embedder_name]))
         print(json.dumps(line))
 
 

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from bench import memory_quality
 from bench.household_memory import ABSTAIN_KINDS, KINDS, load_household, validate
 from bench.replay import HOUSEHOLDS
 
@@ -74,3 +76,12 @@ def test_an_as_of_question_must_name_a_time_before_its_newer_line(month: str,
     asked = next(q for q in household.questions if q.kind == "as_of" and "février" in q.text)
     wrong = replace(asked, text=asked.text.replace("en février", month))
     assert any(problem in p for p in validate(replace(household, questions=(wrong,))))
+
+
+async def test_the_memory_quality_bench_runs_the_household_benchmark_with_its_own_defaults(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    await memory_quality.run("none", household=True)
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert last["bench"] == "household_memory"
+    assert last["questions"] >= 120
+    assert last["leaks"] == 0

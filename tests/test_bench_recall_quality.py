@@ -96,9 +96,9 @@ async def test_asking_for_the_model_judge_without_a_configured_model_says_what_i
 async def test_the_household_benchmark_counts_what_the_model_would_tell_beside_the_signals(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     household = _small_household(tmp_path / "household", DATA)
-    args = argparse.Namespace(data=str(tmp_path / "household"), check=False, embedder="none",
-                              limit=10, model=True, baseline="none", bm25_corpus="lines",
-                              misses=False)
+    args = household_memory.arguments().parse_args(
+        ["--data", str(tmp_path / "household"), "--embedder", "none", "--model",
+         "--baseline", "none"])
     async with ModelServer(_oracle(household)) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("HEARTH_MODEL", "judge-model")

@@ -219,7 +219,8 @@ def test_what_remains_of_memory_is_a_small_object() -> None:
 NOT_TEXT_CACHES = {"memory/receipts.py:_subkey", "memory/gate.py:ref_for",
                    "soul/tokens.py:_tokenizer", "soul/files.py:_key_pattern",
                    "memory/recall/judge.py:weights_for",  # these two: keyed by the
-                   "memory/sensing.py:senser_for"}  # embedder's name
+                   "memory/sensing.py:senser_for",  # embedder's name
+                   "soul/model.py:_strict_schema_of"}  # keyed by a schema class
 
 
 def test_every_memo_of_text_is_one_a_forget_empties() -> None:

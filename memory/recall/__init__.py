@@ -210,13 +210,20 @@ class RecallBook:
             else:
                 found.extend(await cand.lines(read, ids, when, self._vectors.unfiled))
 
+        best: dict[str, list[int]] = {}
         for tier, keyword in keywords.items():
             weights[tier] = [cand.idf(keyword.documents, df) for df in keyword.frequencies]
-            await load(tier, cand.best_by_weight(keyword.ids, weights[tier]))
+            best[tier] = cand.best_by_weight(keyword.ids, weights[tier])
+        if embedding is not None and not embedding.done():
+            for tier, ids in best.items():  # read while the question is still being embedded
+                await load(tier, ids)
         similar = None if embedding is None else await embedding
-        if similar is not None:
-            for tier in keywords:
-                await load(tier, list(similar.beliefs if tier == "beliefs" else similar.lines))
+        for tier in keywords:
+            # One read per tier for both lists: each read is a few round trips to the
+            # database's thread, and the order rows are found in does not shape the ranking.
+            near = [] if similar is None else list(
+                similar.beliefs if tier == "beliefs" else similar.lines)
+            await load(tier, [*best[tier], *near])
         self._measure(found, asked, similar, weights)
         vocabulary = cand.vocabulary(asked, [k.frequencies for k in keywords.values()], found)
         ranked = cand.fuse(found, now)

@@ -115,7 +115,6 @@ def _strict_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
     return strict_schema(schema.model_json_schema())
 
 
-
 class ModelError(HearthError):
     """The model could not give a usable answer (down, refused, garbled, or not installed)."""
 
